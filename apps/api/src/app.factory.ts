@@ -1,0 +1,35 @@
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { SwaggerModule } from '@nestjs/swagger';
+import pinoHttp from 'pino-http';
+import type { DestinationStream } from 'pino';
+import { AppModule } from './app.module';
+import { ApiConfig } from './config/api-config';
+import { DomainExceptionFilter } from './errors/domain-exception.filter';
+import { createLogger, PinoNestLogger } from './logging/logger';
+import { httpMetricsMiddleware } from './metrics/http-metrics.middleware';
+import { MetricsService } from './metrics/metrics.service';
+import { buildOpenApiDocument } from './openapi/openapi-document';
+
+export interface CreateAppOptions {
+  /** Where logs go (stdout by default); tests pass a stream to read them. */
+  logDestination?: DestinationStream;
+}
+
+/** Builds the HTTP app without listening, so tests and main.ts share one wiring. */
+export async function createApp(config: ApiConfig, options: CreateAppOptions = {}): Promise<NestExpressApplication> {
+  const logger = createLogger(config.LOG_LEVEL, options.logDestination);
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
+    bodyParser: false,
+    logger: new PinoNestLogger(logger),
+  });
+  app.disable('x-powered-by');
+  app.set('trust proxy', 'loopback');
+  // Request logs carry method, URL, status and timing; never bodies, and credentials are redacted.
+  app.use(pinoHttp({ logger, quietReqLogger: true, autoLogging: { ignore: (req) => req.url === '/metrics' } }));
+  app.use(httpMetricsMiddleware(app.get(MetricsService)));
+  app.useBodyParser('json', { limit: `${config.BODY_LIMIT_MB}mb` });
+  app.useGlobalFilters(new DomainExceptionFilter(logger));
+  SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });
+  return app;
+}

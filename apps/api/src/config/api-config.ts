@@ -1,0 +1,25 @@
+import { databaseUrl, Env, host, loadConfig, logLevel, port, positiveInt, redisUrl } from '@compactor/config';
+import { z } from 'zod';
+
+export const apiConfigSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  HOST: host.default('127.0.0.1'),
+  PORT: port.default(3000),
+  DATABASE_URL: databaseUrl.default('postgresql://postgres@127.0.0.1:5432/compactor'),
+  REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+  LOG_LEVEL: logLevel.default('info'),
+  /** Tool results are large: request bodies up to this many megabytes are accepted, larger ones get 413. */
+  BODY_LIMIT_MB: positiveInt.max(1024).default(32),
+  /** BullMQ key prefix, shared with the worker. */
+  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/, 'letters, digits, ":", "_" or "-" only').default('compactor'),
+  /** How long a shutdown waits for in-flight requests before closing connections. */
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
+});
+
+export type ApiConfig = z.infer<typeof apiConfigSchema>;
+
+export const API_CONFIG = Symbol('API_CONFIG');
+
+export function loadApiConfig(env?: Env): ApiConfig {
+  return loadConfig('api', apiConfigSchema, env);
+}

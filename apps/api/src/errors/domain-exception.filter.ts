@@ -1,0 +1,99 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
+import { DomainError, ErrorCode } from '@compactor/compaction';
+import type { Response } from 'express';
+import type { Logger } from 'pino';
+import { ErrorResponse } from './error-response.dto';
+
+/** HTTP status of each domain error code; the switch is exhaustive, so a new code must be mapped. */
+export function statusOf(code: ErrorCode): number {
+  switch (code) {
+    case ErrorCode.ValidationFailed:
+      return HttpStatus.BAD_REQUEST;
+    case ErrorCode.Unauthorized:
+      return HttpStatus.UNAUTHORIZED;
+    case ErrorCode.Forbidden:
+      return HttpStatus.FORBIDDEN;
+    case ErrorCode.NotFound:
+      return HttpStatus.NOT_FOUND;
+    case ErrorCode.Conflict:
+      return HttpStatus.CONFLICT;
+    case ErrorCode.PayloadTooLarge:
+      return HttpStatus.PAYLOAD_TOO_LARGE;
+    case ErrorCode.BudgetTooSmall:
+      return HttpStatus.UNPROCESSABLE_ENTITY;
+    case ErrorCode.NotReady:
+      return HttpStatus.SERVICE_UNAVAILABLE;
+  }
+}
+
+const httpCodes: Record<number, string> = {
+  400: 'bad_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'unprocessable_entity',
+  429: 'too_many_requests',
+};
+
+/** Errors raised by express's body parser carry a `type` and a `status`. */
+interface BodyParserError {
+  type: string;
+  status: number;
+  limit?: number;
+}
+
+function isBodyParserError(e: unknown): e is BodyParserError {
+  return typeof e === 'object' && e !== null && typeof (e as BodyParserError).type === 'string' && 'status' in e;
+}
+
+export function toErrorResponse(exception: unknown): { status: number; body: ErrorResponse } {
+  // Nest wraps express's body-parser errors in an HttpException; the original is the cause.
+  if (exception instanceof HttpException && isBodyParserError(exception.cause)) exception = exception.cause;
+  if (exception instanceof DomainError) {
+    const { code, message, details } = exception;
+    return { status: statusOf(code), body: { error: { code, message, ...(details ? { details } : {}) } } };
+  }
+  if (isBodyParserError(exception)) {
+    if (exception.type === 'entity.too.large') {
+      const limit = exception.limit ? ` of ${Math.round(exception.limit / 1024 / 1024)} MB` : '';
+      const message = `Request body is larger than the limit${limit}`;
+      return { status: 413, body: { error: { code: ErrorCode.PayloadTooLarge, message } } };
+    }
+    if (exception.type === 'entity.parse.failed') {
+      return { status: 400, body: { error: { code: 'invalid_json', message: 'Request body is not valid JSON' } } };
+    }
+    if (exception.status >= 400 && exception.status < 500) {
+      return { status: exception.status, body: { error: { code: httpCodes[exception.status] ?? 'bad_request', message: exception.type } } };
+    }
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const response = exception.getResponse();
+    const message =
+      typeof response === 'string'
+        ? response
+        : String((response as { message?: unknown }).message ?? exception.message);
+    return { status, body: { error: { code: httpCodes[status] ?? (status >= 500 ? 'internal_error' : 'bad_request'), message } } };
+  }
+  return { status: 500, body: { error: { code: 'internal_error', message: 'Internal server error' } } };
+}
+
+/** The one place where errors become HTTP responses. */
+@Catch()
+export class DomainExceptionFilter implements ExceptionFilter {
+  constructor(private readonly logger: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const { status, body } = toErrorResponse(exception);
+    if (status >= 500 && !(exception instanceof DomainError)) {
+      this.logger.error({ err: exception }, 'unhandled error');
+    }
+    if (res.headersSent) return;
+    res.status(status).json(body);
+  }
+}

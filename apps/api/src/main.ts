@@ -1,0 +1,51 @@
+import 'reflect-metadata';
+import { ConfigError, maskUrl } from '@compactor/config';
+import { checkRedis } from '@compactor/jobs';
+import { checkPostgres } from '@compactor/persistence';
+import { createApp } from './app.factory';
+import { loadApiConfig } from './config/api-config';
+
+async function bootstrap(): Promise<void> {
+  let config;
+  try {
+    config = loadApiConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  // Fail fast, naming the URL (password masked), instead of starting a process that can only answer 503.
+  const unreachable = [
+    await checkPostgres(config.DATABASE_URL).then((e) => e && `PostgreSQL at ${maskUrl(config.DATABASE_URL)}: ${e}`),
+    await checkRedis(config.REDIS_URL).then((e) => e && `Redis at ${maskUrl(config.REDIS_URL)}: ${e}`),
+  ].filter(Boolean);
+  if (unreachable.length > 0) {
+    console.error(`Cannot start the API: cannot reach ${unreachable.join('; and ')}`);
+    process.exit(1);
+  }
+
+  const app = await createApp(config);
+  await app.listen(config.PORT, config.HOST);
+  console.log(`Compactor API listening on http://${config.HOST}:${config.PORT} (docs at /docs)`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal} received: finishing in-flight requests`);
+    const timer = setTimeout(() => {
+      console.error(`Shutdown took longer than ${config.SHUTDOWN_TIMEOUT_MS} ms; exiting`);
+      process.exit(1);
+    }, config.SHUTDOWN_TIMEOUT_MS);
+    timer.unref();
+    await app.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+void bootstrap();

@@ -1,0 +1,44 @@
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { createTestDatabase, TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@compactor/testing';
+import { Writable } from 'node:stream';
+import { createApp } from './app.factory';
+import { ApiConfig, loadApiConfig } from './config/api-config';
+
+export interface TestApi {
+  app: NestExpressApplication;
+  config: ApiConfig;
+  /** Every log line the app wrote, parsed. */
+  logs: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/** The real API on its own database and queue prefix, listening on an ephemeral loopback port. */
+export async function startTestApi(overrides: Record<string, string> = {}): Promise<TestApi> {
+  const db: TestDatabase = await createTestDatabase('api');
+  const config = loadApiConfig({
+    DATABASE_URL: db.url,
+    REDIS_URL: testRedisUrl(),
+    QUEUE_PREFIX: uniqueQueuePrefix('api'),
+    LOG_LEVEL: 'info',
+    PORT: '3000', // unused: the test app listens on an ephemeral port
+    ...overrides,
+  });
+  const logs: Record<string, unknown>[] = [];
+  const logDestination = new Writable({
+    write(chunk, _enc, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(line));
+      done();
+    },
+  });
+  const app = await createApp(config, { logDestination });
+  await app.listen(0, '127.0.0.1');
+  return {
+    app,
+    config,
+    logs,
+    close: async () => {
+      await app.close();
+      await db.drop();
+    },
+  };
+}

@@ -1,0 +1,25 @@
+import { databaseUrl, Env, loadConfig, logLevel, positiveInt, redisUrl } from '@compactor/config';
+import { z } from 'zod';
+
+export const workerConfigSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  DATABASE_URL: databaseUrl.default('postgresql://postgres@127.0.0.1:5432/compactor'),
+  REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
+  LOG_LEVEL: logLevel.default('info'),
+  /** BullMQ key prefix, shared with the API. */
+  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/, 'letters, digits, ":", "_" or "-" only').default('compactor'),
+  /** Jobs one worker process runs at once, per queue. */
+  WORKER_CONCURRENCY: positiveInt.max(256).default(4),
+  /** Idempotency keys are kept this long; the maintenance job forgets older ones. */
+  IDEMPOTENCY_TTL_HOURS: positiveInt.max(24 * 365).default(24),
+  /** How long a shutdown waits for running jobs before exiting. */
+  SHUTDOWN_TIMEOUT_MS: positiveInt.default(30000),
+});
+
+export type WorkerConfig = z.infer<typeof workerConfigSchema>;
+
+export const WORKER_CONFIG = Symbol('WORKER_CONFIG');
+
+export function loadWorkerConfig(env?: Env): WorkerConfig {
+  return loadConfig('worker', workerConfigSchema, env);
+}

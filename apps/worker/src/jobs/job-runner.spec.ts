@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { Test } from '@nestjs/testing';
+import { JobName, JobQueue, JobRegistryError, OnJob } from '@compactor/jobs';
+import { WORKER_CONFIG } from '../config/worker-config';
+import { JobRunner, WORKER_REDIS } from './job-runner';
+
+@Injectable()
+class FirstHandler {
+  @OnJob(JobName.ExpireIdempotencyRecords)
+  async run() {
+    return 1;
+  }
+}
+
+@Injectable()
+class SecondHandler {
+  @OnJob(JobName.ExpireIdempotencyRecords)
+  async run() {
+    return 2;
+  }
+}
+
+async function compile(providers: unknown[]) {
+  return Test.createTestingModule({
+    imports: [DiscoveryModule],
+    providers: [
+      { provide: WORKER_CONFIG, useValue: {} },
+      { provide: WORKER_REDIS, useValue: {} },
+      { provide: JobQueue, useValue: {} },
+      JobRunner,
+      ...(providers as []),
+    ],
+  }).compile();
+}
+
+describe('JobRunner discovery', () => {
+  it('refuses to start when a job has no handler', async () => {
+    await expect(compile([])).rejects.toThrow(JobRegistryError);
+  });
+
+  it('refuses to start when a job has two handlers, naming both', async () => {
+    await expect(compile([FirstHandler, SecondHandler])).rejects.toThrow('FirstHandler.run, SecondHandler.run');
+  });
+
+  it('finds the one handler of each job', async () => {
+    const moduleRef = await compile([FirstHandler]);
+    const runner = moduleRef.get(JobRunner);
+    expect(runner.registry.names).toEqual([JobName.ExpireIdempotencyRecords]);
+    await expect(runner.registry.dispatch(JobName.ExpireIdempotencyRecords, { olderThanHours: 1 })).resolves.toBe(1);
+  });
+});

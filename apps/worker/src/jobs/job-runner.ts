@@ -1,0 +1,91 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import {
+  JOB_HANDLER_METADATA,
+  JobName,
+  JobQueue,
+  jobQueues,
+  JobRegistry,
+  QueueName,
+  RegisteredHandler,
+} from '@compactor/jobs';
+import { Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { WORKER_CONFIG, WorkerConfig } from '../config/worker-config';
+
+export const WORKER_REDIS = Symbol('WORKER_REDIS');
+
+/**
+ * Discovers @OnJob handlers, builds the registry (which refuses to start on a job with
+ * no handler or two), and runs one BullMQ worker per queue that dispatches by job name.
+ */
+@Injectable()
+export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(JobRunner.name);
+  private readonly workers: Worker[] = [];
+  private readonly connections: Redis[] = [];
+  readonly registry: JobRegistry;
+
+  constructor(
+    discovery: DiscoveryService,
+    scanner: MetadataScanner,
+    reflector: Reflector,
+    @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
+    @Inject(WORKER_REDIS) private readonly redis: Redis,
+    private readonly queue: JobQueue,
+  ) {
+    const found: RegisteredHandler[] = [];
+    for (const wrapper of discovery.getProviders()) {
+      const instance = wrapper.instance as Record<string, unknown> | undefined;
+      if (!instance || typeof instance !== 'object') continue;
+      const prototype = Object.getPrototypeOf(instance);
+      for (const method of scanner.getAllMethodNames(prototype)) {
+        const name = reflector.get<JobName | undefined>(JOB_HANDLER_METADATA, prototype[method]);
+        if (!name) continue;
+        const fn = instance[method] as (payload: unknown) => Promise<unknown>;
+        found.push({ name, source: `${prototype.constructor.name}.${method}`, handler: fn.bind(instance) });
+      }
+    }
+    this.registry = new JobRegistry(found);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const queues = new Set(this.registry.names.map((name) => jobQueues[name]));
+    for (const queueName of queues) {
+      // A worker blocks its connection while waiting for jobs, so it gets its own.
+      const connection = this.redis.duplicate();
+      this.connections.push(connection);
+      const worker = new Worker(queueName, (job) => this.registry.dispatch(job.name, job.data), {
+        connection,
+        prefix: this.config.QUEUE_PREFIX,
+        concurrency: this.config.WORKER_CONCURRENCY,
+      });
+      worker.on('failed', (job, error) =>
+        this.logger.warn(`Job ${job?.name} ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`),
+      );
+      worker.on('error', (error) => this.logger.error(`Worker error on ${queueName}: ${error.message}`));
+      this.workers.push(worker);
+    }
+    await this.scheduleMaintenance();
+    this.logger.log(`Handling ${this.registry.names.length} job type(s) on ${queues.size} queue(s)`);
+  }
+
+  /** Repeating maintenance; upsert keeps one schedule however many workers start. */
+  private async scheduleMaintenance(): Promise<void> {
+    await this.queue
+      .queue(QueueName.Maintenance)
+      .upsertJobScheduler(
+        'expire-idempotency-hourly',
+        { every: 3600 * 1000 },
+        { name: JobName.ExpireIdempotencyRecords, data: { olderThanHours: this.config.IDEMPOTENCY_TTL_HOURS } },
+      );
+  }
+
+  /** Waits for running jobs to finish, so a deploy never cuts one in half. */
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+    await this.queue.close();
+    // BullMQ leaves connections it was given open; these are ours to close.
+    await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
+  }
+}

@@ -1,0 +1,53 @@
+import 'reflect-metadata';
+import { ConfigError, maskUrl } from '@compactor/config';
+import { checkRedis } from '@compactor/jobs';
+import { checkPostgres } from '@compactor/persistence';
+import { NestFactory } from '@nestjs/core';
+import { loadWorkerConfig } from './config/worker-config';
+import { WorkerModule } from './worker.module';
+
+async function bootstrap(): Promise<void> {
+  let config;
+  try {
+    config = loadWorkerConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  const unreachable = [
+    await checkPostgres(config.DATABASE_URL).then((e) => e && `PostgreSQL at ${maskUrl(config.DATABASE_URL)}: ${e}`),
+    await checkRedis(config.REDIS_URL).then((e) => e && `Redis at ${maskUrl(config.REDIS_URL)}: ${e}`),
+  ].filter(Boolean);
+  if (unreachable.length > 0) {
+    console.error(`Cannot start the worker: cannot reach ${unreachable.join('; and ')}`);
+    process.exit(1);
+  }
+
+  const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), {
+    logger: config.LOG_LEVEL === 'silent' ? false : ['log', 'warn', 'error'],
+  });
+  await app.init();
+  console.log('Compactor worker started');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`${signal} received: waiting for running jobs`);
+    const timer = setTimeout(() => {
+      console.error(`Shutdown took longer than ${config.SHUTDOWN_TIMEOUT_MS} ms; exiting`);
+      process.exit(1);
+    }, config.SHUTDOWN_TIMEOUT_MS);
+    timer.unref();
+    await app.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+void bootstrap();

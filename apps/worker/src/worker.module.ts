@@ -1,0 +1,35 @@
+import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { createRedisConnection, JobQueue } from '@compactor/jobs';
+import { PersistenceModule } from '@compactor/persistence';
+import type { Redis } from 'ioredis';
+import { WORKER_CONFIG, WorkerConfig } from './config/worker-config';
+import { JobRunner, WORKER_REDIS } from './jobs/job-runner';
+import { MaintenanceService } from './maintenance/maintenance.service';
+
+@Module({})
+export class WorkerModule implements OnApplicationShutdown {
+  constructor(@Inject(WORKER_REDIS) private readonly redis: Redis) {}
+
+  static forRoot(config: WorkerConfig): DynamicModule {
+    return {
+      module: WorkerModule,
+      imports: [DiscoveryModule, PersistenceModule.forRoot({ databaseUrl: config.DATABASE_URL })],
+      providers: [
+        { provide: WORKER_CONFIG, useValue: config },
+        { provide: WORKER_REDIS, useFactory: () => createRedisConnection(config.REDIS_URL) },
+        {
+          provide: JobQueue,
+          inject: [WORKER_REDIS],
+          useFactory: (redis: Redis) => new JobQueue(redis, config.QUEUE_PREFIX),
+        },
+        JobRunner,
+        MaintenanceService,
+      ],
+    };
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

@@ -1,0 +1,15 @@
+// Runs every project's unit and integration tests in one Jest process (one summary).
+module.exports = {
+  projects: [
+    '<rootDir>/apps/api',
+    '<rootDir>/apps/worker',
+    '<rootDir>/apps/dashboard',
+    '<rootDir>/libs/compaction',
+    '<rootDir>/libs/config',
+    '<rootDir>/libs/jobs',
+    '<rootDir>/libs/persistence',
+    '<rootDir>/libs/testing',
+    '<rootDir>/libs/tokens',
+    '<rootDir>/docker',
+  ].filter((dir) => require('node:fs').existsSync(dir.replace('<rootDir>', __dirname) + '/jest.config.js')),
+};

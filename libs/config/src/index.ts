@@ -1,0 +1,3 @@
+export * from './load-config';
+export * from './env-fields';
+export * from './mask-url';

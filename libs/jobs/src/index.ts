@@ -1,0 +1,6 @@
+export * from './job-names';
+export * from './job-registry';
+export * from './job-handler.decorator';
+export * from './job-queue';
+export * from './redis-connection';
+export * from './check-redis';

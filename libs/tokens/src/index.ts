@@ -1,0 +1,2 @@
+// Tokenizers (js-tiktoken) and the model catalog live here (sessions issue).
+export {};
