@@ -5,6 +5,31 @@ import js from '@eslint/js';
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
+const nodeGlobals = Object.fromEntries(
+  ['process', 'console', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'URL', 'fetch', 'Buffer', 'performance']
+    .map((name) => [name, 'readonly']),
+);
+
+/** Allowed dependency directions by tag; tests may also import the testing lib. */
+function boundaries(inTests) {
+  const extra = inTests ? ['scope:testing'] : [];
+  return {
+    enforceBuildableLibDependency: false,
+    allow: [],
+    depConstraints: [
+      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
+      { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:lib'] },
+      { sourceTag: 'scope:tokens', onlyDependOnLibsWithTags: [...extra] },
+      { sourceTag: 'scope:config', onlyDependOnLibsWithTags: [...extra] },
+      { sourceTag: 'scope:compaction', onlyDependOnLibsWithTags: ['scope:tokens', ...extra] },
+      { sourceTag: 'scope:llm', onlyDependOnLibsWithTags: ['scope:compaction', 'scope:tokens', ...extra] },
+      { sourceTag: 'scope:jobs', onlyDependOnLibsWithTags: ['scope:compaction', 'scope:tokens', ...extra] },
+      { sourceTag: 'scope:persistence', onlyDependOnLibsWithTags: ['scope:compaction', 'scope:tokens', 'scope:config', ...extra] },
+      { sourceTag: 'scope:testing', onlyDependOnLibsWithTags: ['type:lib'] },
+    ],
+  };
+}
+
 export default tseslint.config(
   {
     ignores: [
@@ -22,41 +47,27 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    plugins: { '@nx': nx },
-    files: ['**/*.ts', '**/*.tsx', '**/*.js', '**/*.mjs'],
     rules: {
-      '@nx/enforce-module-boundaries': [
-        'error',
-        {
-          enforceBuildableLibDependency: false,
-          allow: [],
-          depConstraints: [
-            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
-            { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:lib'] },
-            { sourceTag: 'scope:tokens', onlyDependOnLibsWithTags: [] },
-            { sourceTag: 'scope:config', onlyDependOnLibsWithTags: [] },
-            { sourceTag: 'scope:compaction', onlyDependOnLibsWithTags: ['scope:tokens'] },
-            { sourceTag: 'scope:llm', onlyDependOnLibsWithTags: ['scope:compaction', 'scope:tokens'] },
-            { sourceTag: 'scope:jobs', onlyDependOnLibsWithTags: ['scope:compaction', 'scope:tokens'] },
-            {
-              sourceTag: 'scope:persistence',
-              onlyDependOnLibsWithTags: ['scope:compaction', 'scope:tokens', 'scope:config'],
-            },
-            { sourceTag: 'scope:testing', onlyDependOnLibsWithTags: ['type:lib'] },
-          ],
-        },
-      ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      '@typescript-eslint/consistent-type-imports': 'off',
     },
+  },
+  {
+    plugins: { '@nx': nx },
+    files: ['apps/*/src/**/*.{ts,tsx,js}', 'libs/*/src/**/*.{ts,js}', 'e2e/**/*.ts', 'docker/**/*.ts'],
+    rules: { '@nx/enforce-module-boundaries': ['error', boundaries(false)] },
+  },
+  {
+    // Tests may also use the testing lib (factories, databases, the fake LLM upstream).
+    files: ['**/*.spec.ts', '**/*.int-spec.ts', '**/test-app.ts'],
+    rules: { '@nx/enforce-module-boundaries': ['error', boundaries(true)] },
   },
   {
     files: ['**/*.js', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
-    languageOptions: { globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly' } },
+    languageOptions: { globals: { ...nodeGlobals, require: 'readonly', module: 'writable', __dirname: 'readonly' } },
   },
   {
     files: ['scripts/**/*.mjs', 'e2e/**/*.ts'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', URL: 'readonly' } },
+    languageOptions: { globals: nodeGlobals },
   },
 );

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { defineConfig } from 'prisma/config';
 import { PrismaPg } from 'adapter-pg7';
 
-const databaseUrl = process.env.DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/compactor';
+// The same default as the apps' config; schema.prisma's env("DATABASE_URL") needs it set.
+const databaseUrl = (process.env.DATABASE_URL ||= 'postgresql://postgres@127.0.0.1:5432/compactor');
 
 export default defineConfig({
   experimental: { adapter: true },

@@ -1,3 +1,4 @@
 export * from './test-database';
 export * from './test-redis';
 export * from './poll';
+export * from './built-app';

@@ -1,0 +1,114 @@
+// `npm test`: every check and test (lint, typecheck, build, unit and integration tests on
+// the real PostgreSQL and Redis, Playwright in Debian's Chromium), then one summary line.
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { ensureDependencies } from './lib/deps.mjs';
+import { loadDotEnv } from './lib/env.mjs';
+import { prisma, root } from './lib/prisma.mjs';
+import { run, step } from './lib/run.mjs';
+import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, ensureChromium, ensurePostgres, ensureRedis, ServiceError } from './lib/services.mjs';
+
+const bin = (name) => path.join(root, 'node_modules/.bin', name);
+const results = [];
+let passed = 0;
+let failed = 0;
+
+function record(name, ok, detail = '') {
+  results.push(`${ok ? '✔' : '✘'} ${name}${detail ? ` — ${detail}` : ''}`);
+  if (ok) passed += 1;
+  else failed += 1;
+}
+
+function readJson(file) {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+async function main() {
+  loadDotEnv();
+  await ensureDependencies();
+  step('Checking PostgreSQL, Redis and Chromium');
+  const databaseUrl = await ensurePostgres(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
+  const redisUrl = await ensureRedis(process.env.REDIS_URL || DEFAULT_REDIS_URL);
+  await ensureChromium();
+
+  const tmp = path.join(root, 'tmp');
+  mkdirSync(tmp, { recursive: true });
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    NODE_ENV: 'test',
+    NX_DAEMON: 'false',
+    NX_NO_CLOUD: 'true',
+    NEXT_TELEMETRY_DISABLED: '1',
+  };
+
+  step('prisma generate');
+  if (prisma(['generate'], { databaseUrl, inherit: true }).status !== 0) throw new ServiceError('prisma generate failed');
+
+  for (const target of ['lint', 'typecheck', 'build']) {
+    step(`nx run-many -t ${target}`);
+    const code = await run(bin('nx'), ['run-many', '-t', target, '--output-style=static', '--parallel=2'], { env });
+    record(`${target} (every project)`, code === 0);
+  }
+
+  step('jest: unit and integration tests');
+  const jestOut = path.join(tmp, 'jest-results.json');
+  rmSync(jestOut, { force: true });
+  await run(bin('jest'), ['--ci', '--maxWorkers=2', '--json', `--outputFile=${jestOut}`], { env });
+  const jest = readJson(jestOut);
+  if (!jest) record('jest', false, 'produced no results');
+  else {
+    passed += jest.numPassedTests;
+    failed += jest.numFailedTests;
+    // A suite that fails before running its tests (a compile error) counts as one failure.
+    const broken = jest.testResults.filter((s) => s.status === 'failed' && s.assertionResults.length === 0).length;
+    failed += broken;
+    results.push(`${jest.numFailedTests + broken === 0 ? '✔' : '✘'} jest — ${jest.numPassedTests} passed, ${jest.numFailedTests} failed, ${broken} suites broken`);
+  }
+
+  step('Playwright in Chromium against the running stack');
+  const e2eUrl = new URL(databaseUrl);
+  e2eUrl.pathname = '/compactor_e2e';
+  const { default: pg } = await import('pg');
+  const admin = new URL(databaseUrl);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  await client.query('DROP DATABASE IF EXISTS compactor_e2e WITH (FORCE)');
+  await client.query('CREATE DATABASE compactor_e2e');
+  await client.end();
+  const migrated = prisma(['migrate', 'deploy'], { databaseUrl: e2eUrl.toString() });
+  if (migrated.status !== 0) record('e2e database migration', false, migrated.stderr.trim().split('\n').at(-1));
+  else {
+    const pwOut = path.join(tmp, 'playwright-results.json');
+    rmSync(pwOut, { force: true });
+    await run(bin('playwright'), ['test', '-c', 'e2e/playwright.config.ts', '--reporter=list,json'], {
+      env: { ...env, E2E_DATABASE_URL: e2eUrl.toString(), PLAYWRIGHT_JSON_OUTPUT_NAME: pwOut },
+    });
+    const pw = readJson(pwOut);
+    if (!pw) record('playwright', false, 'produced no results');
+    else {
+      const { expected = 0, unexpected = 0, flaky = 0 } = pw.stats ?? {};
+      passed += expected;
+      failed += unexpected + flaky;
+      const errors = (pw.errors ?? []).length;
+      failed += errors;
+      results.push(`${unexpected + flaky + errors === 0 ? '✔' : '✘'} playwright — ${expected} passed, ${unexpected + flaky} failed${errors ? `, ${errors} errors` : ''}`);
+    }
+  }
+
+  console.log(`\n${results.join('\n')}\n`);
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exit(failed === 0 ? 0 : 1);
+}
+
+main().catch((error) => {
+  console.error(error instanceof ServiceError ? error.message : error);
+  console.log(`${passed} passed, ${failed + 1} failed`);
+  process.exit(1);
+});
