@@ -9,7 +9,8 @@ for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
 
 module.exports = {
   testEnvironment: 'node',
-  testMatch: ['<rootDir>/**/*.spec.ts', '<rootDir>/**/*.int-spec.ts'],
+  testMatch: ['<rootDir>/**/*.spec.ts?(x)', '<rootDir>/**/*.int-spec.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/.next/', '/dist/'],
   moduleFileExtensions: ['ts', 'tsx', 'js', 'mjs', 'cjs', 'json'],
   moduleNameMapper,
   transform: {

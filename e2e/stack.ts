@@ -1,0 +1,10 @@
+// Where the e2e stack listens. The Playwright config starts these servers; tests read the URLs.
+export const API_PORT = 3100;
+export const DASHBOARD_PORT = 3101;
+/** A second dashboard, pointed at a port where nothing listens, for the "API is down" pages. */
+export const DASHBOARD_NO_API_PORT = 3102;
+
+export const API_URL = `http://127.0.0.1:${API_PORT}`;
+export const DASHBOARD_URL = `http://127.0.0.1:${DASHBOARD_PORT}`;
+export const DASHBOARD_NO_API_URL = `http://127.0.0.1:${DASHBOARD_NO_API_PORT}`;
+export const DEAD_API_URL = 'http://127.0.0.1:3199';
