@@ -1,0 +1,219 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { TOKEN_COUNTER_SOURCE } from './bpe-counter';
+import { assertEncoding, countTextSync, rankDataPaths } from './encoders';
+import { Encoding, ModelSpec } from './types';
+
+export interface TokenCountPoolOptions {
+  /** Worker threads at most; default min(2, availableParallelism()). */
+  threads?: number;
+  /** Texts shorter than this (in UTF-16 chars) are counted on the calling thread; default 16 KB. */
+  inlineBelowChars?: number;
+}
+
+interface Job {
+  id: number;
+  encoding: Encoding;
+  texts: string[];
+  resolve(counts: number[]): void;
+  reject(error: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  job?: Job;
+}
+
+interface WorkerReply {
+  id: number;
+  counts?: number[];
+  error?: string;
+}
+
+/**
+ * The worker program, as source: tsc does not copy .js files and Jest runs the TypeScript,
+ * so there is no worker file to point at. It requires js-tiktoken's rank data by absolute
+ * path (resolved here, in the parent) and runs the same counter as the calling thread.
+ */
+function workerSource(): string {
+  return `'use strict';
+const { parentPort } = require('node:worker_threads');
+${TOKEN_COUNTER_SOURCE}
+const rankPaths = ${JSON.stringify(rankDataPaths())};
+const counters = new Map();
+function counterFor(encoding) {
+  let counter = counters.get(encoding);
+  if (!counter) {
+    if (!Object.prototype.hasOwnProperty.call(rankPaths, encoding)) throw new Error('Unsupported encoding ' + encoding);
+    const loaded = require(rankPaths[encoding]);
+    counter = createTokenCounter(loaded.default || loaded);
+    counters.set(encoding, counter);
+  }
+  return counter;
+}
+parentPort.on('message', (job) => {
+  let reply;
+  try {
+    const count = counterFor(job.encoding);
+    reply = { id: job.id, counts: job.texts.map((text) => count(text)) };
+  } catch (error) {
+    reply = { id: job.id, error: String((error && error.stack) || error) };
+  }
+  parentPort.postMessage(reply);
+});
+`;
+}
+
+let cachedWorkerSource: string | undefined;
+
+/**
+ * Counts texts in a model's base encoding without blocking the event loop on big ones:
+ * short texts inline, texts of at least `inlineBelowChars` on a small `worker_threads`
+ * pool (so one 1 MB tool result does not stall other requests). Workers start on first
+ * use, each loads its encoder once, idle workers are unref'd (they never keep a process
+ * or Jest alive), a crashed worker fails only its own call and is replaced on demand.
+ */
+export class TokenCountPool {
+  private readonly threads: number;
+  private readonly inlineBelowChars: number;
+  /** Short texts beyond this many chars in one call are batched to the workers too. */
+  private readonly inlineBudgetChars: number;
+  private readonly slots: Slot[] = [];
+  private readonly queue: Job[] = [];
+  private nextJobId = 1;
+  private closed = false;
+
+  constructor(options: TokenCountPoolOptions = {}) {
+    this.threads = Math.max(1, Math.floor(options.threads ?? Math.min(2, availableParallelism())));
+    this.inlineBelowChars = Math.max(0, options.inlineBelowChars ?? 16 * 1024);
+    this.inlineBudgetChars = Math.max(this.inlineBelowChars * 8, 64 * 1024);
+  }
+
+  /**
+   * Raw token counts per text in `spec.encoding`, in input order; the multiplier and
+   * margin are not applied (see `combineCounts`). Rejects if a worker fails or the pool
+   * is closed.
+   */
+  async count(texts: string[], spec: ModelSpec): Promise<number[]> {
+    if (this.closed) throw new Error('TokenCountPool is closed');
+    const encoding = spec.encoding;
+    assertEncoding(encoding);
+    const counts = new Array<number>(texts.length).fill(0);
+    const inline: number[] = [];
+    const pending: Array<Promise<void>> = [];
+    let inlineChars = 0;
+    let batch: number[] = [];
+    let batchChars = 0;
+    const flushBatch = () => {
+      if (batch.length > 0) pending.push(this.submitBatch(batch, texts, encoding, counts));
+      batch = [];
+      batchChars = 0;
+    };
+
+    texts.forEach((text, index) => {
+      if (text.length >= this.inlineBelowChars) {
+        pending.push(this.submitBatch([index], texts, encoding, counts));
+      } else if (inlineChars + text.length <= this.inlineBudgetChars) {
+        inlineChars += text.length;
+        inline.push(index);
+      } else {
+        batch.push(index);
+        batchChars += text.length;
+        if (batchChars >= this.inlineBudgetChars) flushBatch();
+      }
+    });
+    flushBatch();
+
+    // The workers are already busy with the big texts while this thread counts the short ones.
+    try {
+      for (const index of inline) counts[index] = countTextSync(texts[index], encoding);
+    } catch (error) {
+      await Promise.allSettled(pending);
+      throw error;
+    }
+    await Promise.all(pending);
+    return counts;
+  }
+
+  /** Rejects queued and running calls and terminates the workers. The pool cannot be reused. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const error = new Error('TokenCountPool closed');
+    for (const job of this.queue.splice(0)) job.reject(error);
+    const slots = this.slots.splice(0);
+    for (const slot of slots) slot.job?.reject(error);
+    await Promise.all(slots.map((slot) => slot.worker.terminate().catch(() => undefined)));
+  }
+
+  /** Starts one worker thread; protected so a test can substitute a failing one. */
+  protected spawnWorker(): Worker {
+    cachedWorkerSource ??= workerSource();
+    return new Worker(cachedWorkerSource, { eval: true });
+  }
+
+  private submitBatch(indexes: number[], texts: string[], encoding: Encoding, counts: number[]): Promise<void> {
+    return new Promise<number[]>((resolve, reject) => {
+      this.queue.push({ id: this.nextJobId++, encoding, texts: indexes.map((i) => texts[i]), resolve, reject });
+      this.dispatch();
+    }).then((batchCounts) => {
+      indexes.forEach((index, i) => (counts[index] = batchCounts[i]));
+    });
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0 && !this.closed) {
+      let slot = this.slots.find((s) => !s.job);
+      if (!slot) {
+        if (this.slots.length >= this.threads) return;
+        try {
+          slot = this.startSlot();
+        } catch (error) {
+          this.queue.shift()?.reject(asError(error, 'Token count worker failed to start'));
+          continue;
+        }
+      }
+      const job = this.queue.shift() as Job;
+      slot.job = job;
+      slot.worker.ref();
+      slot.worker.postMessage({ id: job.id, encoding: job.encoding, texts: job.texts });
+    }
+  }
+
+  private startSlot(): Slot {
+    const slot: Slot = { worker: this.spawnWorker() };
+    const { worker } = slot;
+    worker.on('message', (reply: WorkerReply) => {
+      const job = slot.job;
+      if (!job || reply.id !== job.id) return;
+      slot.job = undefined;
+      if (this.slots.includes(slot)) worker.unref();
+      if (reply.error !== undefined) job.reject(new Error(`Token counting failed in a worker: ${reply.error}`));
+      else if (!Array.isArray(reply.counts) || reply.counts.length !== job.texts.length) {
+        job.reject(new Error('Token count worker sent a malformed reply'));
+      } else job.resolve(reply.counts);
+      this.dispatch();
+    });
+    worker.on('error', (error) => this.retire(slot, asError(error, 'Token count worker crashed')));
+    worker.on('messageerror', (error) => this.retire(slot, asError(error, 'Token count worker sent an unreadable reply')));
+    worker.on('exit', (code) => this.retire(slot, new Error(`Token count worker exited with code ${code}`)));
+    this.slots.push(slot);
+    return slot;
+  }
+
+  /** Drops a failed worker: its call is rejected, the next queued job starts a replacement. */
+  private retire(slot: Slot, error: Error): void {
+    const index = this.slots.indexOf(slot);
+    if (index < 0) return; // already retired, or closed
+    this.slots.splice(index, 1);
+    const job = slot.job;
+    slot.job = undefined;
+    job?.reject(error);
+    slot.worker.unref();
+    void slot.worker.terminate().catch(() => undefined);
+    this.dispatch();
+  }
+}
+
+function asError(value: unknown, fallback: string): Error {
+  return value instanceof Error ? value : new Error(`${fallback}: ${String(value)}`);
+}
