@@ -5,7 +5,11 @@
 export enum ErrorCode {
   ValidationFailed = 'validation_failed',
   NotFound = 'not_found',
+  SessionNotFound = 'session_not_found',
+  ApiKeyNotFound = 'api_key_not_found',
   Conflict = 'conflict',
+  SessionExists = 'session_exists',
+  IdempotencyKeyReused = 'idempotency_key_reused',
   Unauthorized = 'unauthorized',
   Forbidden = 'forbidden',
   PayloadTooLarge = 'payload_too_large',
@@ -21,6 +25,57 @@ export class DomainError extends Error {
   ) {
     super(message);
     this.name = new.target.name;
+  }
+}
+
+/** A problem with one field of a request; `field` is a path such as `messages[3].content[1].tool_use_id`. */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+export class ValidationFailed extends DomainError {
+  constructor(readonly problems: FieldProblem[]) {
+    const shown = problems.slice(0, 5).map((p) => `${p.field}: ${p.message}`);
+    const more = problems.length > 5 ? ` (and ${problems.length - 5} more)` : '';
+    super(ErrorCode.ValidationFailed, `${shown.join('; ')}${more}`, { fields: problems.slice(0, 100) });
+  }
+}
+
+/** Also what another tenant's session looks like, so nothing leaks its existence. */
+export class SessionNotFound extends DomainError {
+  constructor(sessionId: string) {
+    super(ErrorCode.SessionNotFound, `Session '${sessionId}' not found`);
+  }
+}
+
+export class SessionExists extends DomainError {
+  constructor(sessionId: string) {
+    super(ErrorCode.SessionExists, `Session '${sessionId}' already exists`);
+  }
+}
+
+export class ApiKeyNotFound extends DomainError {
+  constructor(id: string) {
+    super(ErrorCode.ApiKeyNotFound, `API key '${id}' not found`);
+  }
+}
+
+export class IdempotencyKeyReused extends DomainError {
+  constructor(key: string) {
+    super(ErrorCode.IdempotencyKeyReused, `Idempotency-Key '${key}' was already used for a different request`);
+  }
+}
+
+export class Unauthorized extends DomainError {
+  constructor(message = 'A valid API key is required: Authorization: Bearer <key>') {
+    super(ErrorCode.Unauthorized, message);
+  }
+}
+
+export class Forbidden extends DomainError {
+  constructor(needed: string) {
+    super(ErrorCode.Forbidden, `This API key lacks the '${needed}' scope`);
   }
 }
 

@@ -1,4 +1,13 @@
-// The heart of Compactor: pure TypeScript, no I/O. Canonical messages, budgets, policies
-// and stages arrive with the sessions and compaction issues; today it holds the typed
-// domain errors that every layer throws.
+// The heart of Compactor: pure TypeScript, no I/O.
 export * from './errors';
+export * from './messages/canonical';
+export { type ParseResult, TOOL_ID_PATTERN, toolUseIdOf } from './messages/util';
+export * from './messages/detect';
+export * from './messages/anthropic';
+export * from './messages/openai';
+export * from './messages/canonical-parse';
+export * from './messages/sequence';
+export * from './messages/provider-valid';
+export * from './messages/countable';
+export * from './policy/presets';
+export * from './budget/budget';
