@@ -1,6 +1,8 @@
 // `npm start`: installs what is missing, makes sure PostgreSQL and Redis answer, migrates,
 // builds, then runs the API, the worker and the dashboard until Ctrl-C.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { ensureDependencies } from './lib/deps.mjs';
 import { loadDotEnv, maskUrl } from './lib/env.mjs';
@@ -68,8 +70,22 @@ async function waitForHttp(url, seconds) {
   return false;
 }
 
+/**
+ * The development API key: kept in .env as COMPACTOR_INIT_API_KEY, which the API makes the
+ * default tenant's key at startup (stored hashed). Created on the first start.
+ */
+function ensureDevelopmentKey() {
+  if (process.env.COMPACTOR_INIT_API_KEY) return process.env.COMPACTOR_INIT_API_KEY;
+  const alphabet = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+  const key = `ck_dev_${[...randomBytes(36)].map((b) => alphabet[b % 62]).join('')}`;
+  appendFileSync(path.join(root, '.env'), `\n# development API key written by npm start (all scopes)\nCOMPACTOR_INIT_API_KEY=${key}\n`);
+  process.env.COMPACTOR_INIT_API_KEY = key;
+  return key;
+}
+
 async function main() {
   loadDotEnv();
+  const devKey = ensureDevelopmentKey();
   await ensureDependencies();
 
   step('Checking PostgreSQL and Redis');
@@ -124,7 +140,11 @@ async function main() {
 Compactor is running (Ctrl-C stops it):
   API        ${apiUrl}        (OpenAPI docs: ${apiUrl}/docs)
   Dashboard  ${dashboardUrl}
-  Worker     processing jobs from ${maskUrl(redisUrl)}`);
+  Worker     processing jobs from ${maskUrl(redisUrl)}
+
+Development API key (default tenant, all scopes; kept in .env as COMPACTOR_INIT_API_KEY):
+  ${devKey}
+Try: curl -H "Authorization: Bearer ${devKey}" ${apiUrl}/v1/sessions`);
 }
 
 main().catch((error) => {

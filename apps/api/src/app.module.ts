@@ -1,13 +1,24 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { PersistenceModule } from '@compactor/persistence';
 import type { Logger } from 'pino';
+import { AuthGuard } from './auth/auth.guard';
+import { InitKeyBootstrap } from './auth/init-key';
 import { API_CONFIG, ApiConfig } from './config/api-config';
 import { HealthController } from './health/health.controller';
 import { HealthService } from './health/health.service';
+import { KeysController } from './keys/keys.controller';
+import { KeysService } from './keys/keys.service';
 import { LOGGER } from './logging/logger';
 import { MetricsController } from './metrics/metrics.controller';
 import { MetricsService } from './metrics/metrics.service';
 import { RedisLifecycle, redisProvider } from './redis.provider';
+import { AppendService } from './sessions/append.service';
+import { ContextService } from './sessions/context.service';
+import { SessionUpdateService } from './sessions/session-update.service';
+import { SessionsController } from './sessions/sessions.controller';
+import { SessionsService } from './sessions/sessions.service';
+import { MessageTokenCounter } from './tokens/message-token-counter';
 
 @Module({})
 export class AppModule {
@@ -15,14 +26,22 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [PersistenceModule.forRoot({ databaseUrl: config.DATABASE_URL })],
-      controllers: [HealthController, MetricsController],
+      controllers: [HealthController, MetricsController, KeysController, SessionsController],
       providers: [
         { provide: API_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
+        { provide: APP_GUARD, useClass: AuthGuard },
         redisProvider,
         RedisLifecycle,
         HealthService,
         MetricsService,
+        InitKeyBootstrap,
+        KeysService,
+        SessionsService,
+        SessionUpdateService,
+        AppendService,
+        ContextService,
+        MessageTokenCounter,
       ],
     };
   }

@@ -1,7 +1,10 @@
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { createTestDatabase, TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@compactor/testing';
 import { Writable } from 'node:stream';
+import { ApiKeyRepository, ApiKeyScope, PrismaService, TenantRepository } from '@compactor/persistence';
+import { randomBytes } from 'node:crypto';
 import { createApp } from './app.factory';
+import { generateApiKey, hashApiKey, keyPrefix } from './auth/api-key-secret';
 import { ApiConfig, loadApiConfig } from './config/api-config';
 
 export interface TestApi {
@@ -9,6 +12,8 @@ export interface TestApi {
   config: ApiConfig;
   /** Every log line the app wrote, parsed. */
   logs: Record<string, unknown>[];
+  /** A new tenant with one key of the given scopes; returns the key. */
+  tenantKey(scopes?: ApiKeyScope[], tenantName?: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -32,10 +37,18 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
   });
   const app = await createApp(config, { logDestination });
   await app.listen(0, '127.0.0.1');
+  const prisma = app.get(PrismaService);
+  const tenantKey = async (scopes: ApiKeyScope[] = ['ingest', 'read', 'admin'], tenantName?: string) => {
+    const tenant = await new TenantRepository(prisma).ensure(tenantName ?? `tenant-${randomBytes(4).toString('hex')}`);
+    const key = generateApiKey();
+    await new ApiKeyRepository(prisma).create({ tenantId: tenant.id, name: 'test', prefix: keyPrefix(key), hash: hashApiKey(key), scopes });
+    return key;
+  };
   return {
     app,
     config,
     logs,
+    tenantKey,
     close: async () => {
       await app.close();
       await db.drop();

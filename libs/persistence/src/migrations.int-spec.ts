@@ -27,10 +27,18 @@ function schemaDump(url: string): string {
   });
   if (result.status !== 0) throw new Error(`pg_dump failed: ${result.stderr}`);
   // Comments and blank lines carry no schema; \restrict tokens differ per dump.
-  return result.stdout
-    .split('\n')
-    .filter((line) => line.trim() !== '' && !line.startsWith('--') && !line.startsWith('\\'))
-    .join('\n');
+  const lines = result.stdout.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('--') && !line.startsWith('\\'));
+  // ALTER TABLE ADD COLUMN appends columns while a fresh CREATE TABLE lists them in schema order:
+  // the set of column definitions is the schema, their position is not.
+  const out: string[] = [];
+  for (let i = 0; i < lines.length; i += 1) {
+    out.push(lines[i]);
+    if (!lines[i].startsWith('CREATE TABLE ')) continue;
+    const columns: string[] = [];
+    while (i + 1 < lines.length && lines[i + 1] !== ');') columns.push(lines[(i += 1)].replace(/,$/, ''));
+    out.push(...columns.sort());
+  }
+  return out.join('\n');
 }
 
 async function run(url: string, sql: string): Promise<void> {

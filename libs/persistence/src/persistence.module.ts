@@ -1,9 +1,22 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { ApiKeyRepository } from './api-key.repository';
+import { AppendRepository } from './append.repository';
 import { HealthRepository } from './health.repository';
 import { IdempotencyRepository } from './idempotency.repository';
+import { MessageRepository } from './message.repository';
 import { PrismaService } from './prisma.service';
+import { SessionRepository } from './session.repository';
+import { TenantRepository } from './tenant.repository';
 
-const repositories = [HealthRepository, IdempotencyRepository];
+const repositories = [
+  ApiKeyRepository,
+  AppendRepository,
+  HealthRepository,
+  IdempotencyRepository,
+  MessageRepository,
+  SessionRepository,
+  TenantRepository,
+];
 
 @Module({})
 export class PersistenceModule {

@@ -12,6 +12,11 @@ export const apiConfigSchema = z.object({
   BODY_LIMIT_MB: positiveInt.max(1024).default(32),
   /** BullMQ key prefix, shared with the worker. */
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]+$/, 'letters, digits, ":", "_" or "-" only').default('compactor'),
+  /** Headless setup: the default tenant gets exactly this API key (all scopes), stored hashed. */
+  COMPACTOR_INIT_API_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{24,200}$/, '24-200 characters of letters, digits, "_" or "-"')
+    .optional(),
   /** How long a shutdown waits for in-flight requests before closing connections. */
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
 });

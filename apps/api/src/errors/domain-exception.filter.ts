@@ -14,8 +14,12 @@ export function statusOf(code: ErrorCode): number {
     case ErrorCode.Forbidden:
       return HttpStatus.FORBIDDEN;
     case ErrorCode.NotFound:
+    case ErrorCode.SessionNotFound:
+    case ErrorCode.ApiKeyNotFound:
       return HttpStatus.NOT_FOUND;
     case ErrorCode.Conflict:
+    case ErrorCode.SessionExists:
+    case ErrorCode.IdempotencyKeyReused:
       return HttpStatus.CONFLICT;
     case ErrorCode.PayloadTooLarge:
       return HttpStatus.PAYLOAD_TOO_LARGE;

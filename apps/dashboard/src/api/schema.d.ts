@@ -38,10 +38,236 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's API keys (never the keys themselves). */
+        get: operations["listApiKeys"];
+        put?: never;
+        /** Creates a key; the response is the only time the key is shown. */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revokes a key; requests with it get 401 from now on. */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sessions, most recently active first, filtered and paginated by cursor. */
+        get: operations["listSessions"];
+        put?: never;
+        /** Creates a session explicitly (an append creates one implicitly). */
+        post: operations["createSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        /** Deletes the session and everything it owns (history, versions, checkpoints, artifacts, events). */
+        delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        /** Changes a session's model, window, reserve or policy (a new model recounts its history). */
+        patch: operations["updateSession"];
+        trace?: never;
+    };
+    "/v1/sessions/{id}/context": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The ready-to-send context, always valid for the chosen provider. */
+        get: operations["getContext"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The full history, exactly as appended, in seq order (keyset pagination). */
+        get: operations["listMessages"];
+        put?: never;
+        /** Appends 1-500 messages (Anthropic, OpenAI or canonical shape), creating the session if needed. */
+        post: operations["appendMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        ApiKeyList: {
+            keys: components["schemas"]["ApiKeyView"][];
+        };
+        ApiKeyView: {
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /**
+             * @description The first characters of the key, to tell keys apart.
+             * @example ck_4Fq9zL2
+             */
+            prefix: string;
+            /** Format: date-time */
+            revokedAt?: string | null;
+            scopes: ("ingest" | "read" | "admin")[];
+        };
+        AppendMessagesRequest: {
+            /** @description For a new session: its context window (default from the model catalog). */
+            contextWindow?: number;
+            /**
+             * @description Detected from the messages when absent.
+             * @enum {string}
+             */
+            format?: "anthropic" | "openai" | "canonical";
+            /** @description 1-500 messages in Anthropic Messages, OpenAI Chat Completions or canonical shape. */
+            messages: {
+                [key: string]: unknown;
+            }[];
+            /** @description For a new session: the model id. */
+            model?: string;
+            /** @description For a new session: its output reserve (default from the model catalog). */
+            outputReserve?: number;
+            /** @description For a new session: a preset name or { preset, overrides }. */
+            policy?: Record<string, never>;
+            /** @description Anthropic's top-level system prompt: a string or text blocks. */
+            system?: Record<string, never>;
+        };
+        AppendMessagesResponse: {
+            compaction: components["schemas"]["CompactionSchedule"];
+            firstSeq: number;
+            lastSeq: number;
+            sessionId: string;
+            usage: components["schemas"]["UsageView"];
+            warnings?: string[];
+        };
+        CompactionSchedule: {
+            jobId?: string;
+            /** @example below-threshold */
+            reason?: string;
+            scheduled: boolean;
+        };
+        ContextResponse: {
+            /** @description Checkpoints used. */
+            checkpoints: Record<string, never>[];
+            /** @description The context version in force (null before the first compaction). */
+            contextVersion?: number | null;
+            /** @description Set when Guarantee 4's fallback had to apply. */
+            fallback?: string | null;
+            /** @enum {string} */
+            format: "anthropic" | "openai" | "canonical";
+            /** @description History messages not sent, and why (they stay in the history). */
+            leftOut: components["schemas"]["LeftOutMessage"][];
+            /** @description Ready to send as the request's `messages`. */
+            messages: {
+                [key: string]: unknown;
+            }[];
+            sessionId: string;
+            /** @description Anthropic's top-level system prompt (anthropic format only). */
+            system?: string | Record<string, never>[];
+            /** @description Tokens of this context. */
+            tokens: number;
+            usage: components["schemas"]["UsageView"];
+        };
+        CreateApiKeyRequest: {
+            /** @example ingest from agent-fleet */
+            name: string;
+            /**
+             * @example [
+             *       "ingest"
+             *     ]
+             */
+            scopes: ("ingest" | "read" | "admin")[];
+        };
+        CreatedApiKey: {
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description The key itself. Shown only in this response; store it now.
+             * @example ck_…
+             */
+            key: string;
+            name: string;
+            /**
+             * @description The first characters of the key, to tell keys apart.
+             * @example ck_4Fq9zL2
+             */
+            prefix: string;
+            /** Format: date-time */
+            revokedAt?: string | null;
+            scopes: ("ingest" | "read" | "admin")[];
+        };
+        CreateSessionRequest: {
+            contextWindow?: number;
+            /** @description 1-128 characters of [A-Za-z0-9._:-], unique within the tenant. */
+            id: string;
+            /** @description Model id; sets the tokenizer, window and reserve from the catalog. */
+            model?: string;
+            outputReserve?: number;
+            /** @description A preset name, or { preset, overrides }. */
+            policy?: ("balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging") | components["schemas"]["PolicyView"];
+        };
+        DeletedSession: {
+            /** @enum {boolean} */
+            deleted: true;
+            id: string;
+        };
         DependencyCheck: {
             /** @description Why the check failed (no credentials). */
             error?: string;
@@ -69,14 +295,129 @@ export interface components {
         ErrorResponse: {
             error: components["schemas"]["ErrorBody"];
         };
+        HistoryMessage: {
+            /** @description Canonical blocks. */
+            blocks: Record<string, never>[];
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * @description The shape it arrived in.
+             * @enum {string}
+             */
+            format: "anthropic" | "openai" | "canonical";
+            /** @description The message exactly as appended. */
+            message: {
+                [key: string]: unknown;
+            };
+            pinned: boolean;
+            /** @enum {string} */
+            role: "system" | "user" | "assistant" | "tool";
+            seq: number;
+            tags: string[];
+            tokens: number;
+        };
+        HistoryPage: {
+            messages: components["schemas"]["HistoryMessage"][];
+            /** @description Pass as `after` for the next page; null on the last page. */
+            nextAfter?: number | null;
+            sessionId: string;
+        };
+        LeftOutMessage: {
+            /** @example tool_use without its result yet */
+            reason: string;
+            seq: number;
+        };
         LivenessResponse: {
             /** @enum {string} */
             status: "ok";
+        };
+        PolicyView: {
+            overrides: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            preset: "balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging";
         };
         ReadinessResponse: {
             checks: components["schemas"]["DependencyChecks"];
             /** @enum {string} */
             status: "ready";
+        };
+        SessionPage: {
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            nextCursor?: string | null;
+            sessions: components["schemas"]["SessionView"][];
+        };
+        SessionView: {
+            compactions: number;
+            contextWindow: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Tokens of the full history. */
+            historyTokens: number;
+            /** @example agent-run-42 */
+            id: string;
+            /** Format: date-time */
+            lastActivityAt: string;
+            /** @description Messages in the full history (= the last seq). */
+            messageCount: number;
+            /** @example claude-sonnet-4-5 */
+            model: string;
+            outputReserve: number;
+            policy: components["schemas"]["PolicyView"];
+            /**
+             * @description exact: the model's own tokenizer; approx: calibrated estimate.
+             * @enum {string}
+             */
+            tokenCounting: "exact" | "approx";
+            /** Format: date-time */
+            updatedAt: string;
+            usage: components["schemas"]["UsageView"];
+        };
+        SessionWithWarnings: {
+            compactions: number;
+            contextWindow: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Tokens of the full history. */
+            historyTokens: number;
+            /** @example agent-run-42 */
+            id: string;
+            /** Format: date-time */
+            lastActivityAt: string;
+            /** @description Messages in the full history (= the last seq). */
+            messageCount: number;
+            /** @example claude-sonnet-4-5 */
+            model: string;
+            outputReserve: number;
+            policy: components["schemas"]["PolicyView"];
+            /**
+             * @description exact: the model's own tokenizer; approx: calibrated estimate.
+             * @enum {string}
+             */
+            tokenCounting: "exact" | "approx";
+            /** Format: date-time */
+            updatedAt: string;
+            usage: components["schemas"]["UsageView"];
+            warnings: string[];
+        };
+        UpdateSessionRequest: {
+            contextWindow?: number;
+            model?: string;
+            outputReserve?: number;
+            policy?: ("balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging") | components["schemas"]["PolicyView"];
+        };
+        UsageView: {
+            /** @description budget − system prompt − goal block − checkpoints. */
+            available: number;
+            /** @description window − output reserve − tool schemas − safety margin. */
+            budget: number;
+            /** @description Tokens of the context as it would be sent now. */
+            contextTokens: number;
+            /** @description Token count at which the policy schedules a compaction. */
+            threshold: number;
+            /** @description contextTokens / budget. */
+            utilization: number;
         };
     };
     responses: never;
@@ -125,6 +466,558 @@ export interface operations {
             };
             /** @description Names the dependency that failed. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'admin' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateApiKeyRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'admin' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyView"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'admin' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: {
+                activeAfter?: unknown;
+                activeBefore?: unknown;
+                cursor?: unknown;
+                limit?: number;
+                maxUtilization?: number;
+                minUtilization?: number;
+                model?: unknown;
+                /** @description Substring of the session id. */
+                search?: unknown;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionPage"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSessionRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionWithWarnings"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'ingest' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionView"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such session for this tenant (another tenant's session answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedSession"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'admin' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such session for this tenant (another tenant's session answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSessionRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionWithWarnings"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'admin' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such session for this tenant (another tenant's session answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getContext: {
+        parameters: {
+            query?: {
+                format?: "anthropic" | "openai" | "canonical";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContextResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such session for this tenant (another tenant's session answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listMessages: {
+        parameters: {
+            query?: {
+                /** @description Return messages with seq > after. */
+                after?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HistoryPage"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such session for this tenant (another tenant's session answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    appendMessages: {
+        parameters: {
+            query?: never;
+            header: {
+                "idempotency-key": string;
+                /** @description A retried request with the same key applies once and gets the first response. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AppendMessagesRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppendMessagesResponse"];
+                };
+            };
+            /** @description Names every bad field; nothing of the request is stored. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'ingest' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The Idempotency-Key was used for a different request. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,18 @@
+import { applyDecorators, createParamDecorator, ExecutionContext } from '@nestjs/common';
+import { ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ErrorResponse } from '../errors/error-response.dto';
+import type { AuthedRequest } from './auth.guard';
+import { RequireScope, Scope } from './scopes';
+
+/** The caller's tenant and key, set by AuthGuard. */
+export const Auth = createParamDecorator((_data: unknown, ctx: ExecutionContext) => ctx.switchToHttp().getRequest<AuthedRequest>().auth);
+
+/** Requires a scope and documents the 401/403 answers. */
+export function Authenticated(scope: Scope) {
+  return applyDecorators(
+    RequireScope(scope),
+    ApiBearerAuth(),
+    ApiUnauthorizedResponse({ type: ErrorResponse, description: 'Missing, unknown or revoked API key.' }),
+    ApiForbiddenResponse({ type: ErrorResponse, description: `The key lacks the '${scope}' scope.` }),
+  );
+}

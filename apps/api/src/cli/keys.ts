@@ -1,0 +1,67 @@
+// API keys from the command line (`npm run keys -- create --name ci --scopes ingest,read`).
+// Keys are printed once and stored only as their SHA-256.
+import { ApiKeyRepository, ApiKeyScope, PrismaService, TenantRepository } from '@compactor/persistence';
+import { generateApiKey, hashApiKey, keyPrefix } from '../auth/api-key-secret';
+import { SCOPES } from '../auth/scopes';
+import { loadApiConfig } from '../config/api-config';
+
+const usage = `usage:
+  npm run keys -- create --name <name> [--scopes ingest,read,admin] [--tenant default]
+  npm run keys -- list [--tenant default]
+  npm run keys -- revoke <key id> [--tenant default]`;
+
+function option(args: string[], name: string): string | undefined {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+async function main(): Promise<number> {
+  const [command, ...args] = process.argv.slice(2);
+  const config = loadApiConfig();
+  const prisma = new PrismaService(config.DATABASE_URL);
+  try {
+    const tenant = await new TenantRepository(prisma).ensure(option(args, 'tenant'));
+    const keys = new ApiKeyRepository(prisma);
+    if (command === 'create') {
+      const name = option(args, 'name');
+      const scopes = (option(args, 'scopes') ?? 'ingest,read').split(',').map((s) => s.trim());
+      const bad = scopes.filter((s) => !(SCOPES as string[]).includes(s));
+      if (!name || bad.length > 0) {
+        console.error(bad.length ? `unknown scope(s): ${bad.join(', ')} (allowed: ${SCOPES.join(', ')})` : usage);
+        return 2;
+      }
+      const key = generateApiKey();
+      const record = await keys.create({ tenantId: tenant.id, name, prefix: keyPrefix(key), hash: hashApiKey(key), scopes: scopes as ApiKeyScope[] });
+      console.log(`Created key ${record.id} "${name}" [${scopes.join(', ')}] for tenant "${tenant.name}".`);
+      console.log(`Store it now; it is not shown again:\n\n  ${key}\n`);
+      return 0;
+    }
+    if (command === 'list') {
+      for (const k of await keys.list(tenant.id)) {
+        console.log(`${k.id}  ${k.prefix}…  ${k.name}  [${k.scopes.join(', ')}]${k.revokedAt ? `  revoked ${k.revokedAt.toISOString()}` : ''}`);
+      }
+      return 0;
+    }
+    if (command === 'revoke' && args[0]) {
+      const revoked = /^[0-9a-f-]{36}$/i.test(args[0]) ? await keys.revoke(tenant.id, args[0]) : null;
+      if (!revoked) {
+        console.error(`No active key ${args[0]} in tenant "${tenant.name}"`);
+        return 1;
+      }
+      console.log(`Revoked ${revoked.id} "${revoked.name}"`);
+      return 0;
+    }
+    console.error(usage);
+    return 2;
+  } finally {
+    await prisma.$disconnect();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  },
+);

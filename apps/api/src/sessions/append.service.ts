@@ -1,0 +1,153 @@
+import { Injectable } from '@nestjs/common';
+import {
+  CanonicalMessage,
+  detectFormat,
+  FieldProblem,
+  IdempotencyKeyReused,
+  MessageFormat,
+  parseAnthropicMessages,
+  parseAnthropicSystem,
+  parseCanonicalMessages,
+  parseOpenAIMessages,
+  referencedForeignToolUseIds,
+  validateSequence,
+  ValidationFailed,
+} from '@compactor/compaction';
+import { AppendRepository, MessageRepository, NewMessageRow, Prisma, SessionRepository } from '@compactor/persistence';
+import { resolveModel } from '@compactor/tokens';
+import { createHash } from 'node:crypto';
+import { MessageTokenCounter } from '../tokens/message-token-counter';
+import { AppendBody, AppendMessagesResponse } from './append.dto';
+import { policyJson, resolveSessionConfig, sessionUsage } from './session-config';
+import { metaOf } from './stored-message';
+
+interface ParsedAppend {
+  format: MessageFormat;
+  messages: CanonicalMessage[];
+  /** Each message exactly as received. */
+  raw: unknown[];
+  /** 1 when an Anthropic top-level `system` came first in `messages`, else 0. */
+  systemCount: number;
+}
+
+/** Parses the posted messages; messages that both providers read alike take the session's previous shape. */
+function parseMessages(body: AppendBody, previousFormat: MessageFormat | undefined): ParsedAppend {
+  const format = body.format ?? detectFormat(body.messages, previousFormat);
+  if (body.system !== undefined && format !== 'anthropic') {
+    throw new ValidationFailed([{ field: 'system', message: 'is only accepted with Anthropic-shaped messages; OpenAI sends system messages inside `messages`' }]);
+  }
+  const parsed =
+    format === 'anthropic'
+      ? parseAnthropicMessages(body.messages, 'messages')
+      : format === 'openai'
+        ? parseOpenAIMessages(body.messages, 'messages')
+        : parseCanonicalMessages(body.messages, 'messages');
+  const problems: FieldProblem[] = parsed.ok ? [] : [...parsed.errors];
+  let system: CanonicalMessage | undefined;
+  if (body.system !== undefined) {
+    const parsedSystem = parseAnthropicSystem(body.system, 'system');
+    if (parsedSystem.ok) system = parsedSystem.value;
+    else problems.push(...parsedSystem.errors);
+  }
+  if (!parsed.ok || problems.length > 0) throw new ValidationFailed(problems);
+  return {
+    format,
+    messages: system ? [system, ...parsed.value] : parsed.value,
+    raw: system ? [{ system: body.system }, ...body.messages] : body.messages,
+    systemCount: system ? 1 : 0,
+  };
+}
+
+function toolUseIdsOf(message: CanonicalMessage): string[] {
+  return message.blocks.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+}
+
+@Injectable()
+export class AppendService {
+  constructor(
+    private readonly sessions: SessionRepository,
+    private readonly appends: AppendRepository,
+    private readonly messages: MessageRepository,
+    private readonly counter: MessageTokenCounter,
+  ) {}
+
+  async append(tenantId: string, externalId: string, body: AppendBody, idempotencyKey?: string): Promise<AppendMessagesResponse> {
+    const existing = await this.sessions.find(tenantId, externalId);
+    const previousFormat = existing ? ((await this.messages.lastFormat(existing.id)) as MessageFormat | undefined) : undefined;
+    const { format, messages, raw, systemCount } = parseMessages(body, previousFormat);
+    const config = resolveSessionConfig(body);
+    const warnings = existing
+      ? (['model', 'contextWindow', 'outputReserve', 'policy'] as const)
+          .filter((f) => body[f] !== undefined)
+          .map((f) => `${f} applies only when an append creates the session; it was ignored (use PATCH /v1/sessions/${externalId})`)
+      : config.warnings;
+
+    // Counting is the expensive part: done before the transaction, big texts off the request thread.
+    let countedFor = existing?.model ?? config.model;
+    let tokens = await this.counter.count(messages, resolveModel(countedFor).spec);
+    const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+
+    const outcome = await this.appends.append({
+      tenantId,
+      externalId,
+      create: { model: config.model, contextWindow: config.contextWindow, outputReserve: config.outputReserve, policy: policyJson(config.policy) },
+      idempotency: idempotencyKey ? { key: idempotencyKey, requestHash } : undefined,
+      plan: async (session, _created, knownToolUseIds) => {
+        if (session.model !== countedFor) {
+          // The model changed between the read and the lock (a concurrent PATCH): count again for it.
+          countedFor = session.model;
+          tokens = await this.counter.count(messages, resolveModel(countedFor).spec);
+        }
+        const foreign = referencedForeignToolUseIds(messages);
+        const seen = new Set(await knownToolUseIds(foreign));
+        // The top-level system prompt was validated on its own; error fields index `messages` as posted.
+        const checked = validateSequence(
+          { lastRole: session.lastRole, openToolUseIds: session.openToolUseIds, seenToolUseIds: seen },
+          messages.slice(systemCount),
+          'messages',
+        );
+        if (checked.errors.length > 0) throw new ValidationFailed(checked.errors);
+        const added = tokens.reduce((a, b) => a + b, 0);
+        const systemAdded = messages.reduce((sum, m, i) => sum + (m.role === 'system' ? tokens[i] : 0), 0);
+        const usage = sessionUsage(session, session.contextTokens + added, session.systemTokens + systemAdded);
+        const rows: NewMessageRow[] = messages.map((m, i) => ({
+          role: m.role,
+          blocks: m.blocks as unknown as Prisma.InputJsonValue,
+          meta: metaOf(m),
+          raw: raw[i] as Prisma.InputJsonValue,
+          format,
+          pinned: m.pinned ?? false,
+          tags: m.tags ?? [],
+          tokens: tokens[i],
+          toolUseIds: toolUseIdsOf(m),
+        }));
+        return {
+          rows,
+          lastRole: checked.state.lastRole,
+          openToolUseIds: checked.state.openToolUseIds,
+          contextTokens: usage.contextTokens,
+          systemTokens: session.systemTokens + systemAdded,
+          utilization: usage.utilization,
+          budget: usage.budget,
+          threshold: usage.threshold,
+          respond: (firstSeq: number, lastSeq: number) =>
+            ({
+              sessionId: externalId,
+              firstSeq,
+              lastSeq,
+              usage: { ...usage },
+              compaction: {
+                scheduled: false,
+                // The compaction engine is not wired yet: crossing the threshold is reported, not acted on.
+                reason: usage.contextTokens >= usage.threshold ? 'compaction-unavailable' : 'below-threshold',
+              },
+              ...(warnings.length > 0 ? { warnings } : {}),
+            }) satisfies AppendMessagesResponse,
+        };
+      },
+    });
+    if (outcome.kind === 'key-reused') throw new IdempotencyKeyReused(idempotencyKey!);
+    return outcome.response as AppendMessagesResponse;
+  }
+}
+

@@ -1,0 +1,42 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { UsageView } from './sessions.dto';
+
+export class LeftOutMessage {
+  @ApiProperty()
+  seq!: number;
+
+  @ApiProperty({ example: 'tool_use without its result yet' })
+  reason!: string;
+}
+
+export class ContextResponse {
+  @ApiProperty()
+  sessionId!: string;
+
+  @ApiProperty({ enum: ['anthropic', 'openai', 'canonical'] })
+  format!: 'anthropic' | 'openai' | 'canonical';
+
+  @ApiPropertyOptional({ description: "Anthropic's top-level system prompt (anthropic format only).", oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object' } }] })
+  system?: unknown;
+
+  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Ready to send as the request\'s `messages`.' })
+  messages!: unknown[];
+
+  @ApiProperty({ description: 'Tokens of this context.' })
+  tokens!: number;
+
+  @ApiProperty({ type: UsageView })
+  usage!: UsageView;
+
+  @ApiPropertyOptional({ nullable: true, type: Number, description: 'The context version in force (null before the first compaction).' })
+  contextVersion!: number | null;
+
+  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'Checkpoints used.' })
+  checkpoints!: unknown[];
+
+  @ApiPropertyOptional({ nullable: true, type: String, description: "Set when Guarantee 4's fallback had to apply." })
+  fallback!: string | null;
+
+  @ApiProperty({ type: LeftOutMessage, isArray: true, description: 'History messages not sent, and why (they stay in the history).' })
+  leftOut!: LeftOutMessage[];
+}

@@ -1,0 +1,85 @@
+import { computeBudget, DEFAULT_PRESET, PolicyInput, PRESET_NAMES, thresholdTokens } from '@compactor/compaction';
+import { Prisma, SessionRecord } from '@compactor/persistence';
+import { resolveModel } from '@compactor/tokens';
+import { z } from 'zod';
+
+export const UNKNOWN_MODEL = 'unknown';
+
+export const policySchema = z
+  .union([
+    z.enum(PRESET_NAMES),
+    z.strictObject({
+      preset: z.enum(PRESET_NAMES),
+      overrides: z.record(z.string(), z.json()).optional(),
+    }),
+  ])
+  .transform((p): PolicyInput => (typeof p === 'string' ? { preset: p, overrides: {} } : { preset: p.preset, overrides: p.overrides ?? {} }));
+
+export const sessionConfigFields = {
+  model: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
+  contextWindow: z.number().int('must be an integer').min(1_024, 'must be at least 1024').max(100_000_000),
+  outputReserve: z.number().int('must be an integer').min(0).max(10_000_000),
+  policy: policySchema,
+};
+
+export interface ResolvedSessionConfig {
+  model: string;
+  contextWindow: number;
+  outputReserve: number;
+  policy: PolicyInput;
+  warnings: string[];
+}
+
+/** Fills what the client left out from the model catalog; unknown models get the documented default and a warning. */
+export function resolveSessionConfig(input: {
+  model?: string;
+  contextWindow?: number;
+  outputReserve?: number;
+  policy?: PolicyInput;
+}): ResolvedSessionConfig {
+  const warnings: string[] = [];
+  const model = input.model ?? UNKNOWN_MODEL;
+  const resolved = resolveModel(model);
+  if (!input.model) warnings.push('No model given: tokens are estimated with the default model settings; set `model` for exact counts');
+  else if (resolved.warning) warnings.push(resolved.warning);
+  return {
+    model,
+    contextWindow: input.contextWindow ?? resolved.spec.contextWindow,
+    outputReserve: input.outputReserve ?? resolved.spec.defaultOutputReserve,
+    policy: input.policy ?? { preset: DEFAULT_PRESET, overrides: {} },
+    warnings,
+  };
+}
+
+/** A policy as the JSON the sessions table stores (it was validated by policySchema). */
+export function policyJson(policy: PolicyInput): Prisma.InputJsonValue {
+  return { preset: policy.preset, overrides: policy.overrides as Prisma.InputJsonObject };
+}
+
+/** The stored policy JSON back as a PolicyInput (it was validated when written). */
+export function sessionPolicy(session: Pick<SessionRecord, 'policy'>): PolicyInput {
+  return policySchema.parse(session.policy);
+}
+
+export interface SessionUsage {
+  contextTokens: number;
+  budget: number;
+  available: number;
+  utilization: number;
+  threshold: number;
+}
+
+export function sessionUsage(
+  session: Pick<SessionRecord, 'contextWindow' | 'outputReserve' | 'policy'>,
+  contextTokens: number,
+  systemTokens = 0,
+): SessionUsage {
+  const budget = computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve, systemTokens });
+  return {
+    contextTokens,
+    budget: budget.budget,
+    available: budget.available,
+    utilization: budget.budget > 0 ? Math.round((contextTokens / budget.budget) * 1e6) / 1e6 : 1,
+    threshold: thresholdTokens(budget, sessionPolicy(session)),
+  };
+}

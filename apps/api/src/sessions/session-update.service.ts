@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import { PolicyInput } from '@compactor/compaction';
+import { MessageRepository, SessionRepository } from '@compactor/persistence';
+import { resolveModel } from '@compactor/tokens';
+import { MessageTokenCounter } from '../tokens/message-token-counter';
+import { resolveSessionConfig, sessionUsage } from './session-config';
+import { SessionWithWarnings } from './sessions.dto';
+import { SessionsService, toSessionView } from './sessions.service';
+import { canonicalOf } from './stored-message';
+
+const RECOUNT_PAGE = 500;
+
+export interface SessionUpdate {
+  model?: string;
+  contextWindow?: number;
+  outputReserve?: number;
+  policy?: PolicyInput;
+}
+
+@Injectable()
+export class SessionUpdateService {
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly sessionRepo: SessionRepository,
+    private readonly messages: MessageRepository,
+    private readonly counter: MessageTokenCounter,
+  ) {}
+
+  async update(tenantId: string, externalId: string, change: SessionUpdate): Promise<SessionWithWarnings> {
+    const session = await this.sessions.require(tenantId, externalId);
+    const warnings: string[] = [];
+    const data: { model?: string; contextWindow?: number; outputReserve?: number; policy?: object } = {};
+    if (change.model !== undefined && change.model !== session.model) {
+      const resolved = resolveSessionConfig({ model: change.model });
+      warnings.push(...resolved.warnings);
+      data.model = change.model;
+      // A new model brings its catalog window and reserve unless they are given too.
+      data.contextWindow = change.contextWindow ?? resolved.contextWindow;
+      data.outputReserve = change.outputReserve ?? resolved.outputReserve;
+    }
+    if (change.contextWindow !== undefined) data.contextWindow = change.contextWindow;
+    if (change.outputReserve !== undefined) data.outputReserve = change.outputReserve;
+    if (change.policy !== undefined) data.policy = { ...change.policy };
+
+    let totals = { history: session.historyTokens, context: session.contextTokens, system: session.systemTokens };
+    if (data.model) totals = await this.recount(session.id, data.model);
+    const next = { ...session, ...data };
+    const usage = sessionUsage(next, totals.context, totals.system);
+    const updated = await this.sessionRepo.update(session.id, {
+      ...data,
+      ...(data.model ? { historyTokens: totals.history, systemTokens: totals.system } : {}),
+      contextTokens: totals.context,
+      utilization: usage.utilization,
+    });
+    return { ...toSessionView(updated), warnings };
+  }
+
+  /** Counts the whole history again with the new model's tokenizer, a page at a time. */
+  private async recount(sessionId: string, model: string) {
+    const spec = resolveModel(model).spec;
+    let after = 0;
+    let history = 0;
+    let system = 0;
+    for (;;) {
+      const page = await this.messages.forContext(sessionId, after, RECOUNT_PAGE);
+      if (page.length === 0) break;
+      const counts = await this.counter.count(
+        page.map(canonicalOf),
+        spec,
+      );
+      await this.messages.setTokens(sessionId, page.map((m, i) => ({ seq: m.seq, tokens: counts[i] })));
+      page.forEach((m, i) => {
+        history += counts[i];
+        if (m.role === 'system') system += counts[i];
+      });
+      after = page[page.length - 1].seq;
+    }
+    // Before compaction exists, the context is the whole history.
+    return { history, context: history, system };
+  }
+}

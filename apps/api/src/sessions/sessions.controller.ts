@@ -1,0 +1,214 @@
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiBody,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiHeader,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiPayloadTooLargeResponse,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
+import { ValidationFailed } from '@compactor/compaction';
+import { MessageRepository } from '@compactor/persistence';
+import { z } from 'zod';
+import { Auth, Authenticated } from '../auth/auth.decorator';
+import { AuthContext } from '../auth/scopes';
+import { parseOrThrow, parseSessionId, sessionIdSchema } from '../common/validation';
+import { ErrorResponse } from '../errors/error-response.dto';
+import { AppendMessagesRequest, AppendMessagesResponse, appendBodySchema, idempotencyKeySchema } from './append.dto';
+import { AppendService } from './append.service';
+import { ContextResponse } from './context.dto';
+import { ContextService } from './context.service';
+import { HistoryPage } from './history.dto';
+import { resolveSessionConfig, sessionConfigFields } from './session-config';
+import {
+  CreateSessionRequest,
+  DeletedSession,
+  SessionPage,
+  SessionWithWarnings,
+  SessionView,
+  UpdateSessionRequest,
+} from './sessions.dto';
+import { decodeCursor, SessionsService, toSessionView } from './sessions.service';
+import { SessionUpdateService } from './session-update.service';
+
+const listQuerySchema = z.strictObject({
+  model: z.string().min(1).max(200).optional(),
+  search: z.string().min(1).max(128).optional(),
+  activeAfter: z.coerce.date({ message: 'must be an ISO date' }).optional(),
+  activeBefore: z.coerce.date({ message: 'must be an ISO date' }).optional(),
+  minUtilization: z.coerce.number().min(0).optional(),
+  maxUtilization: z.coerce.number().min(0).optional(),
+  cursor: z.string().max(200).optional(),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+});
+
+const historyQuerySchema = z.strictObject({
+  after: z.coerce.number().int().min(0).default(0),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+const contextQuerySchema = z.strictObject({
+  format: z.enum(['anthropic', 'openai', 'canonical']).default('anthropic'),
+});
+
+const createSessionSchema = z.strictObject({
+  id: sessionIdSchema,
+  model: sessionConfigFields.model.optional(),
+  contextWindow: sessionConfigFields.contextWindow.optional(),
+  outputReserve: sessionConfigFields.outputReserve.optional(),
+  policy: sessionConfigFields.policy.optional(),
+});
+
+const updateSessionSchema = z
+  .strictObject({
+    model: sessionConfigFields.model.optional(),
+    contextWindow: sessionConfigFields.contextWindow.optional(),
+    outputReserve: sessionConfigFields.outputReserve.optional(),
+    policy: sessionConfigFields.policy.optional(),
+  })
+  .refine((v) => Object.keys(v).length > 0, { message: 'must change at least one of model, contextWindow, outputReserve, policy' });
+
+const SESSION_NOT_FOUND = { type: ErrorResponse, description: "No such session for this tenant (another tenant's session answers the same)." };
+
+@ApiTags('sessions')
+@Controller('v1/sessions')
+export class SessionsController {
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly updates: SessionUpdateService,
+    private readonly appends: AppendService,
+    private readonly contexts: ContextService,
+    private readonly messages: MessageRepository,
+  ) {}
+
+  @Get()
+  @Authenticated('read')
+  @ApiOperation({ operationId: 'listSessions', summary: 'Sessions, most recently active first, filtered and paginated by cursor.' })
+  @ApiQuery({ name: 'model', required: false })
+  @ApiQuery({ name: 'search', required: false, description: 'Substring of the session id.' })
+  @ApiQuery({ name: 'activeAfter', required: false })
+  @ApiQuery({ name: 'activeBefore', required: false })
+  @ApiQuery({ name: 'minUtilization', required: false, type: Number })
+  @ApiQuery({ name: 'maxUtilization', required: false, type: Number })
+  @ApiQuery({ name: 'cursor', required: false })
+  @ApiQuery({ name: 'limit', required: false, type: Number })
+  @ApiOkResponse({ type: SessionPage })
+  @ApiBadRequestResponse({ type: ErrorResponse })
+  list(@Auth() auth: AuthContext, @Query() query: unknown): Promise<SessionPage> {
+    const q = parseOrThrow(listQuerySchema, query);
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor);
+    if (q.cursor !== undefined && !after) throw new ValidationFailed([{ field: 'cursor', message: 'is not a cursor this API returned' }]);
+    return this.sessions.list(auth.tenantId, q, after);
+  }
+
+  @Post()
+  @Authenticated('ingest')
+  @ApiOperation({ operationId: 'createSession', summary: 'Creates a session explicitly (an append creates one implicitly).' })
+  @ApiBody({ type: CreateSessionRequest })
+  @ApiCreatedResponse({ type: SessionWithWarnings })
+  @ApiConflictResponse({ type: ErrorResponse })
+  async create(@Auth() auth: AuthContext, @Body() body: unknown): Promise<SessionWithWarnings> {
+    const input = parseOrThrow(createSessionSchema, body);
+    const config = resolveSessionConfig(input);
+    const session = await this.sessions.create(auth.tenantId, input.id, config);
+    return { ...toSessionView(session), warnings: config.warnings };
+  }
+
+  @Get(':id')
+  @Authenticated('read')
+  @ApiOperation({ operationId: 'getSession' })
+  @ApiOkResponse({ type: SessionView })
+  @ApiNotFoundResponse(SESSION_NOT_FOUND)
+  async get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SessionView> {
+    return toSessionView(await this.sessions.require(auth.tenantId, parseSessionId(id)));
+  }
+
+  @Patch(':id')
+  @Authenticated('admin')
+  @ApiOperation({ operationId: 'updateSession', summary: "Changes a session's model, window, reserve or policy (a new model recounts its history)." })
+  @ApiBody({ type: UpdateSessionRequest })
+  @ApiOkResponse({ type: SessionWithWarnings })
+  @ApiNotFoundResponse(SESSION_NOT_FOUND)
+  update(@Auth() auth: AuthContext, @Param('id') id: string, @Body() body: unknown): Promise<SessionWithWarnings> {
+    const sessionId = parseSessionId(id);
+    return this.updates.update(auth.tenantId, sessionId, parseOrThrow(updateSessionSchema, body));
+  }
+
+  @Delete(':id')
+  @HttpCode(200)
+  @Authenticated('admin')
+  @ApiOperation({ operationId: 'deleteSession', summary: 'Deletes the session and everything it owns (history, versions, checkpoints, artifacts, events).' })
+  @ApiOkResponse({ type: DeletedSession })
+  @ApiNotFoundResponse(SESSION_NOT_FOUND)
+  async delete(@Auth() auth: AuthContext, @Param('id') id: string): Promise<DeletedSession> {
+    const sessionId = parseSessionId(id);
+    await this.sessions.delete(auth.tenantId, sessionId);
+    return { id: sessionId, deleted: true };
+  }
+
+  @Post(':id/messages')
+  @Authenticated('ingest')
+  @ApiOperation({ operationId: 'appendMessages', summary: 'Appends 1-500 messages (Anthropic, OpenAI or canonical shape), creating the session if needed.' })
+  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'A retried request with the same key applies once and gets the first response.' })
+  @ApiBody({ type: AppendMessagesRequest })
+  @ApiCreatedResponse({ type: AppendMessagesResponse })
+  @ApiBadRequestResponse({ type: ErrorResponse, description: 'Names every bad field; nothing of the request is stored.' })
+  @ApiConflictResponse({ type: ErrorResponse, description: 'The Idempotency-Key was used for a different request.' })
+  @ApiPayloadTooLargeResponse({ type: ErrorResponse })
+  append(
+    @Auth() auth: AuthContext,
+    @Param('id') id: string,
+    @Body() body: unknown,
+    @Headers('idempotency-key') idempotencyKey?: string,
+  ): Promise<AppendMessagesResponse> {
+    const sessionId = parseSessionId(id);
+    const key = idempotencyKey === undefined ? undefined : parseOrThrow(idempotencyKeySchema, idempotencyKey, 'Idempotency-Key');
+    return this.appends.append(auth.tenantId, sessionId, parseOrThrow(appendBodySchema, body), key);
+  }
+
+  @Get(':id/messages')
+  @Authenticated('read')
+  @ApiOperation({ operationId: 'listMessages', summary: 'The full history, exactly as appended, in seq order (keyset pagination).' })
+  @ApiQuery({ name: 'after', required: false, type: Number, description: 'Return messages with seq > after.' })
+  @ApiQuery({ name: 'limit', required: false, type: Number })
+  @ApiOkResponse({ type: HistoryPage })
+  @ApiNotFoundResponse(SESSION_NOT_FOUND)
+  async history(@Auth() auth: AuthContext, @Param('id') id: string, @Query() query: unknown): Promise<HistoryPage> {
+    const sessionId = parseSessionId(id);
+    const q = parseOrThrow(historyQuerySchema, query);
+    const session = await this.sessions.require(auth.tenantId, sessionId);
+    const rows = await this.messages.page(session.id, q.after, q.limit);
+    const last = rows.at(-1);
+    return {
+      sessionId,
+      messages: rows.map((r) => ({
+        seq: r.seq,
+        role: r.role,
+        format: r.format,
+        message: r.raw,
+        blocks: r.blocks as unknown[],
+        tokens: r.tokens,
+        pinned: r.pinned,
+        tags: r.tags,
+        createdAt: r.createdAt.toISOString(),
+      })),
+      nextAfter: last && last.seq < session.lastSeq ? last.seq : null,
+    };
+  }
+
+  @Get(':id/context')
+  @Authenticated('read')
+  @ApiOperation({ operationId: 'getContext', summary: 'The ready-to-send context, always valid for the chosen provider.' })
+  @ApiQuery({ name: 'format', required: false, enum: ['anthropic', 'openai', 'canonical'] })
+  @ApiOkResponse({ type: ContextResponse })
+  @ApiNotFoundResponse(SESSION_NOT_FOUND)
+  context(@Auth() auth: AuthContext, @Param('id') id: string, @Query() query: unknown): Promise<ContextResponse> {
+    const sessionId = parseSessionId(id);
+    return this.contexts.context(auth.tenantId, sessionId, parseOrThrow(contextQuerySchema, query).format);
+  }
+}

@@ -1,0 +1,120 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { PRESET_NAMES } from '@compactor/compaction';
+
+export class PolicyView {
+  @ApiProperty({ enum: PRESET_NAMES })
+  preset!: string;
+
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  overrides!: Record<string, unknown>;
+}
+
+export class UsageView {
+  @ApiProperty({ description: 'Tokens of the context as it would be sent now.' })
+  contextTokens!: number;
+
+  @ApiProperty({ description: 'window − output reserve − tool schemas − safety margin.' })
+  budget!: number;
+
+  @ApiProperty({ description: 'budget − system prompt − goal block − checkpoints.' })
+  available!: number;
+
+  @ApiProperty({ description: 'contextTokens / budget.' })
+  utilization!: number;
+
+  @ApiProperty({ description: "Token count at which the policy schedules a compaction." })
+  threshold!: number;
+}
+
+export class SessionView {
+  @ApiProperty({ example: 'agent-run-42' })
+  id!: string;
+
+  @ApiProperty({ example: 'claude-sonnet-4-5' })
+  model!: string;
+
+  @ApiProperty()
+  contextWindow!: number;
+
+  @ApiProperty()
+  outputReserve!: number;
+
+  @ApiProperty({ type: PolicyView })
+  policy!: PolicyView;
+
+  @ApiProperty({ enum: ['exact', 'approx'], description: "exact: the model's own tokenizer; approx: calibrated estimate." })
+  tokenCounting!: 'exact' | 'approx';
+
+  @ApiProperty({ description: 'Messages in the full history (= the last seq).' })
+  messageCount!: number;
+
+  @ApiProperty({ description: 'Tokens of the full history.' })
+  historyTokens!: number;
+
+  @ApiProperty({ type: UsageView })
+  usage!: UsageView;
+
+  @ApiProperty()
+  compactions!: number;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  updatedAt!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  lastActivityAt!: string;
+}
+
+export class SessionWithWarnings extends SessionView {
+  @ApiProperty({ type: String, isArray: true })
+  warnings!: string[];
+}
+
+export class SessionPage {
+  @ApiProperty({ type: SessionView, isArray: true })
+  sessions!: SessionView[];
+
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'Pass as `cursor` for the next page; null on the last page.' })
+  nextCursor!: string | null;
+}
+
+export class CreateSessionRequest {
+  @ApiProperty({ description: '1-128 characters of [A-Za-z0-9._:-], unique within the tenant.' })
+  id!: string;
+
+  @ApiPropertyOptional({ description: 'Model id; sets the tokenizer, window and reserve from the catalog.' })
+  model?: string;
+
+  @ApiPropertyOptional()
+  contextWindow?: number;
+
+  @ApiPropertyOptional()
+  outputReserve?: number;
+
+  @ApiPropertyOptional({ description: 'A preset name, or { preset, overrides }.', oneOf: [{ type: 'string', enum: [...PRESET_NAMES] }, { $ref: '#/components/schemas/PolicyView' }] })
+  policy?: unknown;
+}
+
+export class UpdateSessionRequest {
+  @ApiPropertyOptional()
+  model?: string;
+
+  @ApiPropertyOptional()
+  contextWindow?: number;
+
+  @ApiPropertyOptional()
+  outputReserve?: number;
+
+  @ApiPropertyOptional({ oneOf: [{ type: 'string', enum: [...PRESET_NAMES] }, { $ref: '#/components/schemas/PolicyView' }] })
+  policy?: unknown;
+}
+
+export class DeletedSession {
+  @ApiProperty()
+  id!: string;
+
+  @ApiProperty({ enum: [true] })
+  deleted!: true;
+}

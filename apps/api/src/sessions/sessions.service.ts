@@ -1,0 +1,78 @@
+import { Injectable } from '@nestjs/common';
+import { SessionExists, SessionNotFound } from '@compactor/compaction';
+import { SessionRecord, SessionRepository } from '@compactor/persistence';
+import { resolveModel } from '@compactor/tokens';
+import { policyJson, ResolvedSessionConfig, sessionPolicy, sessionUsage } from './session-config';
+import { SessionPage, SessionView } from './sessions.dto';
+
+export function toSessionView(session: SessionRecord): SessionView {
+  return {
+    id: session.externalId,
+    model: session.model,
+    contextWindow: session.contextWindow,
+    outputReserve: session.outputReserve,
+    policy: sessionPolicy(session),
+    tokenCounting: resolveModel(session.model).spec.accuracy,
+    messageCount: session.lastSeq,
+    historyTokens: session.historyTokens,
+    usage: sessionUsage(session, session.contextTokens, session.systemTokens),
+    compactions: session.compactions,
+    createdAt: session.createdAt.toISOString(),
+    updatedAt: session.updatedAt.toISOString(),
+    lastActivityAt: session.lastActivityAt.toISOString(),
+  };
+}
+
+export interface ListQuery {
+  model?: string;
+  search?: string;
+  activeAfter?: Date;
+  activeBefore?: Date;
+  minUtilization?: number;
+  maxUtilization?: number;
+  cursor?: string;
+  limit: number;
+}
+
+function encodeCursor(session: SessionRecord): string {
+  return Buffer.from(`${session.lastActivityAt.toISOString()}|${session.id}`).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { lastActivityAt: Date; id: string } | undefined {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  const date = new Date(at ?? '');
+  if (!id || !/^[0-9a-f-]{36}$/.test(id) || Number.isNaN(date.getTime())) return undefined;
+  return { lastActivityAt: date, id };
+}
+
+@Injectable()
+export class SessionsService {
+  constructor(private readonly sessions: SessionRepository) {}
+
+  /** The tenant's session, or 404 — the same answer whether it is missing or another tenant's. */
+  async require(tenantId: string, externalId: string): Promise<SessionRecord> {
+    const session = await this.sessions.find(tenantId, externalId);
+    if (!session) throw new SessionNotFound(externalId);
+    return session;
+  }
+
+  async create(tenantId: string, externalId: string, config: ResolvedSessionConfig): Promise<SessionRecord> {
+    const { warnings: _warnings, policy, ...rest } = config;
+    const created = await this.sessions.create(tenantId, externalId, { ...rest, policy: policyJson(policy) });
+    if (!created) throw new SessionExists(externalId);
+    return created;
+  }
+
+  async list(tenantId: string, query: ListQuery, after?: { lastActivityAt: Date; id: string }): Promise<SessionPage> {
+    const rows = await this.sessions.list({ tenantId, ...query, after, limit: query.limit + 1 });
+    const page = rows.slice(0, query.limit);
+    return {
+      sessions: page.map(toSessionView),
+      nextCursor: rows.length > query.limit ? encodeCursor(page[page.length - 1]) : null,
+    };
+  }
+
+  async delete(tenantId: string, externalId: string): Promise<void> {
+    if (!(await this.sessions.delete(tenantId, externalId))) throw new SessionNotFound(externalId);
+  }
+}

@@ -1,0 +1,29 @@
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { CanonicalMessage, countableParts } from '@compactor/compaction';
+import { combineCounts, ModelSpec, TokenCountPool } from '@compactor/tokens';
+
+/**
+ * Counts canonical messages once, at ingest. All texts of a batch go to the pool in one
+ * call: short ones are counted inline, big ones on worker threads, so one 1 MB tool
+ * result does not stall other requests.
+ */
+@Injectable()
+export class MessageTokenCounter implements OnModuleDestroy {
+  private readonly pool = new TokenCountPool();
+
+  async count(messages: CanonicalMessage[], spec: ModelSpec): Promise<number[]> {
+    const parts = messages.map(countableParts);
+    const texts = parts.flatMap((p) => p.texts);
+    const counts = await this.pool.count(texts, spec);
+    let next = 0;
+    return parts.map((p) => {
+      const textTokens = counts.slice(next, next + p.texts.length);
+      next += p.texts.length;
+      return combineCounts({ textTokens, images: p.images, opaqueJson: p.opaqueJson }, spec);
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.pool.close();
+  }
+}

@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import { ApiKeyScope } from './generated/prisma/client';
+import { PrismaService } from './prisma.service';
+
+export interface ApiKeyRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  prefix: string;
+  scopes: ApiKeyScope[];
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+const publicFields = {
+  id: true,
+  tenantId: true,
+  name: true,
+  prefix: true,
+  scopes: true,
+  createdAt: true,
+  lastUsedAt: true,
+  revokedAt: true,
+} as const;
+
+@Injectable()
+export class ApiKeyRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** The key whose SHA-256 is `hash`, unless revoked. One indexed lookup per request. */
+  findActiveByHash(hash: string): Promise<ApiKeyRecord | null> {
+    return this.prisma.apiKey.findFirst({ where: { hash, revokedAt: null }, select: publicFields });
+  }
+
+  create(data: { tenantId: string; name: string; prefix: string; hash: string; scopes: ApiKeyScope[] }): Promise<ApiKeyRecord> {
+    return this.prisma.apiKey.create({ data, select: publicFields });
+  }
+
+  list(tenantId: string): Promise<ApiKeyRecord[]> {
+    return this.prisma.apiKey.findMany({ where: { tenantId }, orderBy: { createdAt: 'desc' }, select: publicFields });
+  }
+
+  /** Revokes a key of the tenant; false when the tenant has no such key. */
+  async revoke(tenantId: string, id: string): Promise<ApiKeyRecord | null> {
+    const { count } = await this.prisma.apiKey.updateMany({ where: { id, tenantId, revokedAt: null }, data: { revokedAt: new Date() } });
+    if (count === 0) return null;
+    return this.prisma.apiKey.findUnique({ where: { id }, select: publicFields });
+  }
+
+  /**
+   * Makes `hash` the one active key named `name` of the tenant (headless initialization):
+   * creates it if missing, un-revokes it, and revokes other active keys of that name.
+   */
+  async ensureExactly(data: { tenantId: string; name: string; prefix: string; hash: string; scopes: ApiKeyScope[] }): Promise<void> {
+    await this.prisma.$transaction([
+      this.prisma.apiKey.updateMany({
+        where: { tenantId: data.tenantId, name: data.name, revokedAt: null, NOT: { hash: data.hash } },
+        data: { revokedAt: new Date() },
+      }),
+      this.prisma.apiKey.upsert({
+        where: { hash: data.hash },
+        create: data,
+        update: { revokedAt: null, scopes: data.scopes, tenantId: data.tenantId, name: data.name },
+      }),
+    ]);
+  }
+}

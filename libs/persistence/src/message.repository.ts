@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import { MessageRole } from './generated/prisma/client';
+import { PrismaService } from './prisma.service';
+
+export interface StoredMessage {
+  seq: number;
+  role: MessageRole;
+  format: string;
+  raw: unknown;
+  blocks: unknown;
+  pinned: boolean;
+  tags: string[];
+  tokens: number;
+  createdAt: Date;
+}
+
+/** What a context read needs of each message: no raw copy, no timestamps. */
+export interface ContextMessage {
+  seq: number;
+  role: MessageRole;
+  blocks: unknown;
+  meta: unknown;
+  pinned: boolean;
+  tags: string[];
+  tokens: number;
+}
+
+@Injectable()
+export class MessageRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** Full history after `afterSeq`, in seq order (keyset pagination on the primary key). */
+  page(sessionId: string, afterSeq: number, limit: number): Promise<StoredMessage[]> {
+    return this.prisma.message.findMany({
+      where: { sessionId, seq: { gt: afterSeq } },
+      orderBy: { seq: 'asc' },
+      take: limit,
+      select: { seq: true, role: true, format: true, raw: true, blocks: true, pinned: true, tags: true, tokens: true, createdAt: true },
+    });
+  }
+
+  /** Messages after `afterSeq` as the context assembler needs them. */
+  forContext(sessionId: string, afterSeq = 0, limit?: number): Promise<ContextMessage[]> {
+    return this.prisma.message.findMany({
+      where: { sessionId, seq: { gt: afterSeq } },
+      orderBy: { seq: 'asc' },
+      take: limit,
+      select: { seq: true, role: true, blocks: true, meta: true, pinned: true, tags: true, tokens: true },
+    });
+  }
+
+  /** The shape the session's latest message arrived in, if any. */
+  async lastFormat(sessionId: string): Promise<string | undefined> {
+    const last = await this.prisma.message.findFirst({ where: { sessionId }, orderBy: { seq: 'desc' }, select: { format: true } });
+    return last?.format;
+  }
+
+  /** Sets new token counts (after a model change) in one statement. */
+  async setTokens(sessionId: string, counts: { seq: number; tokens: number }[]): Promise<void> {
+    if (counts.length === 0) return;
+    const seqs = counts.map((c) => c.seq);
+    const tokens = counts.map((c) => c.tokens);
+    await this.prisma.$executeRaw`
+      UPDATE messages AS m SET tokens = u.tokens
+      FROM unnest(${seqs}::int[], ${tokens}::int[]) AS u(seq, tokens)
+      WHERE m.session_id = ${sessionId}::uuid AND m.seq = u.seq`;
+  }
+}
