@@ -1,7 +1,7 @@
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { createTestDatabase, TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@compactor/testing';
 import { Writable } from 'node:stream';
-import { ApiKeyRepository, ApiKeyScope, PrismaService, TenantRepository } from '@compactor/persistence';
+import { ApiKeyRepository, ApiKeyScope, PgPoolService, PrismaService, TenantRepository } from '@compactor/persistence';
 import { randomBytes } from 'node:crypto';
 import { createApp } from './app.factory';
 import { generateApiKey, hashApiKey, keyPrefix } from './auth/api-key-secret';
@@ -41,7 +41,7 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
   const tenantKey = async (scopes: ApiKeyScope[] = ['ingest', 'read', 'admin'], tenantName?: string) => {
     const tenant = await new TenantRepository(prisma).ensure(tenantName ?? `tenant-${randomBytes(4).toString('hex')}`);
     const key = generateApiKey();
-    await new ApiKeyRepository(prisma).create({ tenantId: tenant.id, name: 'test', prefix: keyPrefix(key), hash: hashApiKey(key), scopes });
+    await new ApiKeyRepository(prisma, app.get(PgPoolService)).create({ tenantId: tenant.id, name: 'test', prefix: keyPrefix(key), hash: hashApiKey(key), scopes });
     return key;
   };
   return {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiKeyScope } from './generated/prisma/client';
+import { PgPoolService } from './pg-pool.service';
 import { PrismaService } from './prisma.service';
 
 export interface ApiKeyRecord {
@@ -26,11 +27,20 @@ const publicFields = {
 
 @Injectable()
 export class ApiKeyRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly pg: PgPoolService,
+  ) {}
 
-  /** The key whose SHA-256 is `hash`, unless revoked. One indexed lookup per request. */
-  findActiveByHash(hash: string): Promise<ApiKeyRecord | null> {
-    return this.prisma.apiKey.findFirst({ where: { hash, revokedAt: null }, select: publicFields });
+  /** The key whose SHA-256 is `hash`, unless revoked. One indexed lookup per request, on plain pg (hot path). */
+  async findActiveByHash(hash: string): Promise<ApiKeyRecord | null> {
+    const { rows } = await this.pg.pool.query<ApiKeyRecord>(
+      `SELECT id, tenant_id AS "tenantId", name, prefix, scopes::text[] AS scopes, created_at AS "createdAt",
+              last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"
+       FROM api_keys WHERE hash = $1 AND revoked_at IS NULL LIMIT 1`,
+      [hash],
+    );
+    return rows[0] ?? null;
   }
 
   create(data: { tenantId: string; name: string; prefix: string; hash: string; scopes: ApiKeyScope[] }): Promise<ApiKeyRecord> {

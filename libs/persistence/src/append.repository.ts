@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
+import { PoolClient } from 'pg';
 import { MessageRole, Prisma } from './generated/prisma/client';
-import { PrismaService } from './prisma.service';
-import { SessionConfig, SessionRecord, toSessionRecord } from './session.repository';
+import { PgPoolService } from './pg-pool.service';
+import { SESSION_COLUMNS, SessionConfig, SessionRecord, SessionRow, toSessionRecord } from './session.repository';
 
 export interface NewMessageRow {
   role: MessageRole;
@@ -50,86 +51,122 @@ export type AppendOutcome =
   | { kind: 'replayed'; response: unknown }
   | { kind: 'key-reused' };
 
+/** Columns written per message, in the order of the multi-row INSERT's placeholders. */
+const MESSAGE_COLUMNS = 12;
+/** Postgres allows 65,535 parameters per statement; 500 messages × 12 stay far below. */
+
 @Injectable()
 export class AppendRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(private readonly pg: PgPoolService) {}
 
-  append(request: AppendRequest): Promise<AppendOutcome> {
-    return this.prisma.$transaction(
-      async (tx) => {
-        const { tenantId, externalId, create } = request;
-        const inserted = await tx.$executeRaw`
-          INSERT INTO sessions (id, tenant_id, external_id, model, context_window, output_reserve, policy, updated_at)
-          VALUES (${randomUUID()}::uuid, ${tenantId}::uuid, ${externalId}, ${create.model}, ${create.contextWindow},
-                  ${create.outputReserve}, ${JSON.stringify(create.policy)}::jsonb, now())
-          ON CONFLICT (tenant_id, external_id) DO NOTHING`;
-        const [locked] = await tx.$queryRaw<{ id: string }[]>`
-          SELECT id FROM sessions WHERE tenant_id = ${tenantId}::uuid AND external_id = ${externalId} FOR UPDATE`;
-        const session = toSessionRecord(await tx.session.findUniqueOrThrow({ where: { id: locked.id } }));
+  /**
+   * One transaction on plain pg: an append is the hottest write, and Prisma's per-query
+   * overhead was most of a single-message append's latency (docs/benchmarks.md).
+   */
+  async append(request: AppendRequest): Promise<AppendOutcome> {
+    const client = await this.pg.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const outcome = await this.inTransaction(client, request);
+      await client.query('COMMIT');
+      return outcome;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
 
-        if (request.idempotency) {
-          const previous = await tx.idempotencyRecord.findUnique({
-            where: { sessionId_key: { sessionId: session.id, key: request.idempotency.key } },
-          });
-          if (previous) {
-            return previous.requestHash === request.idempotency.requestHash
-              ? { kind: 'replayed', response: previous.response }
-              : { kind: 'key-reused' };
-          }
-        }
-
-        const knownToolUseIds = async (ids: string[]) => {
-          if (ids.length === 0) return [];
-          const rows = await tx.$queryRaw<{ id: string }[]>`
-            SELECT DISTINCT unnest(tool_use_ids) AS id FROM messages
-            WHERE session_id = ${session.id}::uuid AND tool_use_ids && ${ids}::text[]`;
-          return rows.map((r) => r.id);
-        };
-        const plan = await request.plan(session, inserted === 1, knownToolUseIds);
-
-        const firstSeq = session.lastSeq + 1;
-        const lastSeq = session.lastSeq + plan.rows.length;
-        const now = new Date();
-        // One multi-row INSERT for the whole batch.
-        await tx.message.createMany({
-          data: plan.rows.map((row, i) => ({ ...row, sessionId: session.id, seq: firstSeq + i, createdAt: now })),
-        });
-        const addedTokens = plan.rows.reduce((sum, r) => sum + r.tokens, 0);
-        const updated = toSessionRecord(
-          await tx.session.update({
-            where: { id: session.id },
-            data: {
-              lastSeq,
-              lastRole: plan.lastRole,
-              openToolUseIds: plan.openToolUseIds,
-              historyTokens: { increment: addedTokens },
-              contextTokens: plan.contextTokens,
-              systemTokens: plan.systemTokens,
-              utilization: plan.utilization,
-              lastActivityAt: now,
-            },
-          }),
-        );
-        await tx.usagePoint.create({
-          data: {
-            sessionId: session.id,
-            kind: 'append',
-            seq: lastSeq,
-            contextTokens: plan.contextTokens,
-            budget: plan.budget,
-            threshold: plan.threshold,
-            createdAt: now,
-          },
-        });
-        const response = plan.respond(firstSeq, lastSeq, updated);
-        if (request.idempotency) {
-          await tx.idempotencyRecord.create({
-            data: { sessionId: session.id, key: request.idempotency.key, requestHash: request.idempotency.requestHash, status: 201, response },
-          });
-        }
-        return { kind: 'appended', session: updated, created: inserted === 1, firstSeq, lastSeq, response };
-      },
-      { timeout: 60_000, maxWait: 10_000 },
+  private async inTransaction(client: PoolClient, request: AppendRequest): Promise<AppendOutcome> {
+    const { tenantId, externalId, create } = request;
+    const inserted = await client.query(
+      `INSERT INTO sessions (id, tenant_id, external_id, model, context_window, output_reserve, policy, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, now())
+       ON CONFLICT (tenant_id, external_id) DO NOTHING`,
+      [randomUUID(), tenantId, externalId, create.model, create.contextWindow, create.outputReserve, JSON.stringify(create.policy)],
     );
+    // Lock and read the session in one round trip: appends to one session are serialized here.
+    const { rows: locked } = await client.query<SessionRow>(
+      `SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND external_id = $2 FOR UPDATE`,
+      [tenantId, externalId],
+    );
+    const session = toSessionRecord(locked[0]);
+    const created = inserted.rowCount === 1;
+
+    if (request.idempotency) {
+      const { rows: previous } = await client.query<{ requestHash: string; response: unknown }>(
+        `SELECT request_hash AS "requestHash", response FROM idempotency_records WHERE session_id = $1 AND key = $2`,
+        [session.id, request.idempotency.key],
+      );
+      if (previous[0]) {
+        return previous[0].requestHash === request.idempotency.requestHash ? { kind: 'replayed', response: previous[0].response } : { kind: 'key-reused' };
+      }
+    }
+
+    const knownToolUseIds = async (ids: string[]) => {
+      if (ids.length === 0) return [];
+      const { rows } = await client.query<{ id: string }>(
+        `SELECT DISTINCT unnest(tool_use_ids) AS id FROM messages WHERE session_id = $1 AND tool_use_ids && $2::text[]`,
+        [session.id, ids],
+      );
+      return rows.map((r) => r.id);
+    };
+    const plan = await request.plan(session, created, knownToolUseIds);
+
+    const firstSeq = session.lastSeq + 1;
+    const lastSeq = session.lastSeq + plan.rows.length;
+    const now = new Date();
+    // One multi-row INSERT for the whole batch.
+    const values: string[] = [];
+    const params: unknown[] = [];
+    plan.rows.forEach((row, i) => {
+      const p = params.length;
+      values.push(
+        `($${p + 1}, $${p + 2}, $${p + 3}::"MessageRole", $${p + 4}::jsonb, $${p + 5}::jsonb, $${p + 6}::json, $${p + 7}, $${p + 8}, $${p + 9}::text[], $${p + 10}, $${p + 11}::text[], $${p + 12})`,
+      );
+      params.push(
+        session.id,
+        firstSeq + i,
+        row.role,
+        JSON.stringify(row.blocks),
+        row.meta === undefined ? null : JSON.stringify(row.meta),
+        JSON.stringify(row.raw),
+        row.format,
+        row.pinned,
+        row.tags,
+        row.tokens,
+        row.toolUseIds,
+        now,
+      );
+    });
+    if (params.length !== plan.rows.length * MESSAGE_COLUMNS) throw new Error('message column count mismatch');
+    await client.query(
+      `INSERT INTO messages (session_id, seq, role, blocks, meta, raw, format, pinned, tags, tokens, tool_use_ids, created_at)
+       VALUES ${values.join(', ')}`,
+      params,
+    );
+    const addedTokens = plan.rows.reduce((sum, r) => sum + r.tokens, 0);
+    const { rows: updatedRows } = await client.query<SessionRow>(
+      `WITH usage AS (
+         INSERT INTO usage_points (session_id, kind, seq, context_tokens, budget, threshold, created_at)
+         VALUES ($1, 'append', $2, $6, $9, $10, $8)
+       )
+       UPDATE sessions SET last_seq = $2, last_role = $3::"MessageRole", open_tool_use_ids = $4::text[],
+              history_tokens = history_tokens + $5, context_tokens = $6, system_tokens = $7, utilization = $11,
+              last_activity_at = $8, updated_at = $8
+       WHERE id = $1
+       RETURNING ${SESSION_COLUMNS}`,
+      [session.id, lastSeq, plan.lastRole, plan.openToolUseIds, addedTokens, plan.contextTokens, plan.systemTokens, now, plan.budget, plan.threshold, plan.utilization],
+    );
+    const updated = toSessionRecord(updatedRows[0]);
+    const response = plan.respond(firstSeq, lastSeq, updated);
+    if (request.idempotency) {
+      await client.query(
+        `INSERT INTO idempotency_records (session_id, key, request_hash, status, response, created_at) VALUES ($1, $2, $3, 201, $4::json, $5)`,
+        [session.id, request.idempotency.key, request.idempotency.requestHash, JSON.stringify(response), now],
+      );
+    }
+    return { kind: 'appended', session: updated, created, firstSeq, lastSeq, response };
   }
 }

@@ -1,4 +1,5 @@
 export * from './prisma.service';
+export * from './pg-pool.service';
 export * from './persistence.module';
 export * from './health.repository';
 export * from './idempotency.repository';

@@ -4,6 +4,7 @@ import { AppendRepository } from './append.repository';
 import { HealthRepository } from './health.repository';
 import { IdempotencyRepository } from './idempotency.repository';
 import { MessageRepository } from './message.repository';
+import { PgPoolService } from './pg-pool.service';
 import { PrismaService } from './prisma.service';
 import { SessionRepository } from './session.repository';
 import { TenantRepository } from './tenant.repository';
@@ -24,8 +25,12 @@ export class PersistenceModule {
     return {
       module: PersistenceModule,
       global: true,
-      providers: [{ provide: PrismaService, useFactory: () => new PrismaService(options.databaseUrl) }, ...repositories],
-      exports: [PrismaService, ...repositories],
+      providers: [
+        { provide: PrismaService, useFactory: () => new PrismaService(options.databaseUrl) },
+        { provide: PgPoolService, useFactory: () => new PgPoolService(options.databaseUrl) },
+        ...repositories,
+      ],
+      exports: [PrismaService, PgPoolService, ...repositories],
     };
   }
 }

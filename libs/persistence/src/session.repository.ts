@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { MessageRole, Prisma } from './generated/prisma/client';
+import { PgPoolService } from './pg-pool.service';
 import { PrismaService } from './prisma.service';
 
 export interface SessionRecord {
@@ -46,19 +47,33 @@ export interface SessionListFilter {
   limit: number;
 }
 
-type SessionRow = Omit<SessionRecord, 'historyTokens'> & { historyTokens: bigint | number };
+export type SessionRow = Omit<SessionRecord, 'historyTokens'> & { historyTokens: bigint | number | string };
 
 export function toSessionRecord(row: SessionRow): SessionRecord {
   return { ...row, historyTokens: Number(row.historyTokens) };
 }
 
+/** The sessions columns as SessionRecord fields, for plain-pg reads on the hot paths. */
+export const SESSION_COLUMNS = `id, tenant_id AS "tenantId", external_id AS "externalId", model, context_window AS "contextWindow",
+  output_reserve AS "outputReserve", policy, goal, head_version_id AS "headVersionId", last_seq AS "lastSeq",
+  last_role::text AS "lastRole", open_tool_use_ids AS "openToolUseIds", history_tokens AS "historyTokens",
+  context_tokens AS "contextTokens", system_tokens AS "systemTokens", utilization, compactions,
+  created_at AS "createdAt", updated_at AS "updatedAt", last_activity_at AS "lastActivityAt"`;
+
 @Injectable()
 export class SessionRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly pg: PgPoolService,
+  ) {}
 
+  /** One indexed lookup on every session request: plain pg, 4× faster than Prisma's mapping here (docs/benchmarks.md). */
   async find(tenantId: string, externalId: string): Promise<SessionRecord | null> {
-    const row = await this.prisma.session.findUnique({ where: { tenantId_externalId: { tenantId, externalId } } });
-    return row ? toSessionRecord(row) : null;
+    const { rows } = await this.pg.pool.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND external_id = $2`, [
+      tenantId,
+      externalId,
+    ]);
+    return rows[0] ? toSessionRecord(rows[0]) : null;
   }
 
   /** Creates the session; null when the tenant already has one with that id. */

@@ -1,6 +1,6 @@
 // API keys from the command line (`npm run keys -- create --name ci --scopes ingest,read`).
 // Keys are printed once and stored only as their SHA-256.
-import { ApiKeyRepository, ApiKeyScope, PrismaService, TenantRepository } from '@compactor/persistence';
+import { ApiKeyRepository, ApiKeyScope, PgPoolService, PrismaService, TenantRepository } from '@compactor/persistence';
 import { generateApiKey, hashApiKey, keyPrefix } from '../auth/api-key-secret';
 import { SCOPES } from '../auth/scopes';
 import { loadApiConfig } from '../config/api-config';
@@ -19,9 +19,10 @@ async function main(): Promise<number> {
   const [command, ...args] = process.argv.slice(2);
   const config = loadApiConfig();
   const prisma = new PrismaService(config.DATABASE_URL);
+  const pg = new PgPoolService(config.DATABASE_URL);
   try {
     const tenant = await new TenantRepository(prisma).ensure(option(args, 'tenant'));
-    const keys = new ApiKeyRepository(prisma);
+    const keys = new ApiKeyRepository(prisma, pg);
     if (command === 'create') {
       const name = option(args, 'name');
       const scopes = (option(args, 'scopes') ?? 'ingest,read').split(',').map((s) => s.trim());
@@ -55,6 +56,7 @@ async function main(): Promise<number> {
     return 2;
   } finally {
     await prisma.$disconnect();
+    await pg.onModuleDestroy();
   }
 }
 

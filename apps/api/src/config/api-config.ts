@@ -17,6 +17,8 @@ export const apiConfigSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{24,200}$/, '24-200 characters of letters, digits, "_" or "-"')
     .optional(),
+  /** Per-process cache of assembled contexts (megabytes); 0 turns it off. Entries are checked against the session row on every read. */
+  CONTEXT_CACHE_MB: z.coerce.number().int().min(0).max(65536).default(256),
   /** How long a shutdown waits for in-flight requests before closing connections. */
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
 });

@@ -73,7 +73,9 @@ export class AppendService {
 
   async append(tenantId: string, externalId: string, body: AppendBody, idempotencyKey?: string): Promise<AppendMessagesResponse> {
     const existing = await this.sessions.find(tenantId, externalId);
-    const previousFormat = existing ? ((await this.messages.lastFormat(existing.id)) as MessageFormat | undefined) : undefined;
+    // Messages both providers read alike take the session's previous shape: looked up only for those.
+    const ambiguous = body.format === undefined && detectFormat(body.messages, 'openai') !== detectFormat(body.messages, 'anthropic');
+    const previousFormat = existing && ambiguous ? ((await this.messages.lastFormat(existing.id)) as MessageFormat | undefined) : undefined;
     const { format, messages, raw, systemCount } = parseMessages(body, previousFormat);
     const config = resolveSessionConfig(body);
     const warnings = existing

@@ -62,7 +62,7 @@ export class SessionUpdateService {
     let history = 0;
     let system = 0;
     for (;;) {
-      const page = await this.messages.forContext(sessionId, after, RECOUNT_PAGE);
+      const page = await this.messages.forContext(sessionId, after, undefined, RECOUNT_PAGE);
       if (page.length === 0) break;
       const counts = await this.counter.count(
         page.map(canonicalOf),

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -15,6 +15,7 @@ import {
 import { ValidationFailed } from '@compactor/compaction';
 import { MessageRepository } from '@compactor/persistence';
 import { z } from 'zod';
+import type { Response } from 'express';
 import { Auth, Authenticated } from '../auth/auth.decorator';
 import { AuthContext } from '../auth/scopes';
 import { parseOrThrow, parseSessionId, sessionIdSchema } from '../common/validation';
@@ -207,8 +208,11 @@ export class SessionsController {
   @ApiQuery({ name: 'format', required: false, enum: ['anthropic', 'openai', 'canonical'] })
   @ApiOkResponse({ type: ContextResponse })
   @ApiNotFoundResponse(SESSION_NOT_FOUND)
-  context(@Auth() auth: AuthContext, @Param('id') id: string, @Query() query: unknown): Promise<ContextResponse> {
+  async context(@Auth() auth: AuthContext, @Param('id') id: string, @Query() query: unknown, @Res() res: Response): Promise<void> {
     const sessionId = parseSessionId(id);
-    return this.contexts.context(auth.tenantId, sessionId, parseOrThrow(contextQuerySchema, query).format);
+    // Sent as the serialized body the context cache holds, so a repeated read serializes nothing.
+    const body = await this.contexts.contextBody(auth.tenantId, sessionId, parseOrThrow(contextQuerySchema, query).format);
+    // Written as is: no re-encoding and no ETag hashing of a body that can be megabytes.
+    res.status(200).set({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length) }).end(body);
   }
 }

@@ -252,6 +252,39 @@ describe('sessions over REST', () => {
     });
   });
 
+  describe('context cache', () => {
+    it('serves what was appended after a cached read, and follows a config change', async () => {
+      const id = sid('cached');
+      const ctx = async (format = 'anthropic') => (await http().get(`/v1/sessions/${id}/context?format=${format}`).set(as(keyA)).expect(200)).body;
+      await append(keyA, id, { model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: 'one' }] }).expect(201);
+      const first = await ctx();
+      expect(await ctx()).toEqual(first);
+      await append(keyA, id, { messages: [{ role: 'assistant', content: 'two' }, { role: 'user', content: 'three' }] }).expect(201);
+      const second = await ctx();
+      expect(second.messages.map((m: { content: string }) => m.content)).toEqual(['one', 'two', 'three']);
+      expect(second.tokens).toBeGreaterThan(first.tokens);
+      expect((await ctx('openai')).messages).toHaveLength(3);
+      // Concurrent reads and appends: every read is a prefix of the history, never a mix.
+      const reads = await Promise.all([
+        ctx(),
+        append(keyA, id, { messages: [{ role: 'assistant', content: 'four' }] }),
+        ctx(),
+        append(keyA, id, { messages: [{ role: 'user', content: 'five' }] }),
+        ctx(),
+      ]);
+      for (const r of [reads[0], reads[2], reads[4]] as { messages: { content: string }[] }[]) {
+        expect(['one', 'two', 'three', 'four', 'five'].slice(0, r.messages.length)).toEqual(r.messages.map((m) => m.content));
+      }
+      expect((await ctx()).messages).toHaveLength(5);
+      // A model change recounts the history: the cached context follows.
+      const before = await ctx();
+      await http().patch(`/v1/sessions/${id}`).set(as(keyA)).send({ model: 'gpt-4o', contextWindow: 50_000 }).expect(200);
+      const after = await ctx();
+      expect(after.usage.budget).toBeLessThan(before.usage.budget);
+      expect(after.tokens).not.toBe(before.tokens);
+    });
+  });
+
   describe('sessions CRUD and tenants', () => {
     it("answers another tenant's session exactly as a missing one", async () => {
       const id = sid('private');
