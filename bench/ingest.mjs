@@ -72,7 +72,7 @@ export async function run({ apiUrl, key, databaseUrl, root, machine, log }) {
     const format = i % 2 === 0 ? 'anthropic' : 'openai';
     return { name: `generated-${i}`, model: MODELS[format], ...generateSession(1000 + i, 240, format) };
   });
-  const real = realSessions(path.join(root, '../shared/data')).map((s) => ({ ...s, model: 'gpt-4o' }));
+  const real = realSessions(path.join(root, 'testdata')).map((s) => ({ ...s, model: 'gpt-4o' }));
   const workload = [...generated, ...real];
   const singles = Array.from({ length: 4 }, (_, i) => {
     const format = i % 2 === 0 ? 'anthropic' : 'openai';
@@ -193,7 +193,7 @@ export async function run({ apiUrl, key, databaseUrl, root, machine, log }) {
     '',
     `Run ${new Date().toISOString().slice(0, 10)} on ${machine}. The API runs built (\`NODE_ENV=production\`, log level warn) on the real PostgreSQL and Redis; the client is in a separate process on the same machine and posts one request at a time.`,
     '',
-    `Workload: ${generated.length} generated coding-agent sessions (${generated.length / 2} Anthropic-shaped with model \`${MODELS.anthropic}\`, ${generated.length / 2} OpenAI-shaped with \`${MODELS.openai}\`; tool output is ${fmt((toolTokens / allTokens) * 100, 0)}% of their tokens) plus the ${real.length} real SWE-agent sessions of \`../shared/data\`. Medians of ${ROUNDS} rounds; compactor and reference rounds alternate.`,
+    `Workload: ${generated.length} generated coding-agent sessions (${generated.length / 2} Anthropic-shaped with model \`${MODELS.anthropic}\`, ${generated.length / 2} OpenAI-shaped with \`${MODELS.openai}\`; tool output is ${fmt((toolTokens / allTokens) * 100, 0)}% of their tokens) plus the ${real.length} real SWE-agent sessions of \`testdata/\`. Medians of ${ROUNDS} rounds; compactor and reference rounds alternate.`,
     '',
     'The reference does the least an ingest must do: js-tiktoken counts of the same texts, then one multi-row `INSERT` (jsonb + json copies, like ours) per batch through `pg`, on one thread. Compactor additionally parses and validates both shapes, converts to canonical form, locks the session, checks tool-result ids against the history, writes idempotency and usage rows, and answers over HTTP.',
     '',

@@ -1,6 +1,6 @@
 // Benchmark workloads: generated coding-agent sessions in which tool output is about 80% of
 // the tokens (file reads, test runs, greps, shell commands), in both provider shapes, and the
-// real SWE-agent sessions of ../shared/data. Performance only: nothing here feeds the
+// real SWE-agent sessions in testdata/. Performance only: nothing here feeds the
 // summarizer or the quality benchmark.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
 
-const DATA = path.resolve(__dirname, '../../../../../shared/data/swe-agent-trajectories');
+const DATA = path.resolve(__dirname, '../../../../testdata/swe-agent-trajectories');
 const trajectories = readdirSync(DATA)
   .filter((f) => f.endsWith('.traj'))
   .sort()
@@ -37,7 +37,7 @@ function assertValidAnthropic(messages: AnthropicMessage[]) {
   });
 }
 
-/** The real SWE-agent sessions of ../shared/data through HTTP: stored exactly, served valid for both providers. */
+/** The real SWE-agent sessions of testdata/ (copied from ../shared/data) through HTTP: stored exactly, served valid for both providers. */
 describe('real agent sessions', () => {
   let api: TestApi;
   let key: string;

@@ -146,7 +146,7 @@ describe('OpenAI validation', () => {
 // ------------------------------------------------------------------------------------------
 // SWE-agent trajectories (real OpenAI-shaped histories with extra per-message fields).
 
-const TRAJ_DIR = join(__dirname, '../../../../../shared/data/swe-agent-trajectories');
+const TRAJ_DIR = join(__dirname, '../../../../testdata/swe-agent-trajectories');
 const trajectories = readdirSync(TRAJ_DIR)
   .filter((f) => f.endsWith('.traj'))
   .map((f) => ({ file: f, history: (JSON.parse(readFileSync(join(TRAJ_DIR, f), 'utf8')) as { history: unknown[] }).history }));
