@@ -160,6 +160,14 @@ describe('sessions over REST', () => {
       expect(history.messages[2].message.content[0].content).toBe(big);
     });
 
+    it('answers 413 to an append over 32 MB and stores nothing', async () => {
+      const id = sid('too-big');
+      const huge = 'x'.repeat(33 * 1024 * 1024);
+      const res = await append(keyA, id, { model: 'gpt-4o', messages: [{ role: 'user', content: huge }] }).expect(413);
+      expect(res.body.error.code).toBe('payload_too_large');
+      await http().get(`/v1/sessions/${id}`).set(as(keyA)).expect(404);
+    });
+
     it('warns about an unknown model and uses the documented default', async () => {
       const res = await append(keyA, sid('unknown-model'), { model: 'my-private-model-v9', messages: [{ role: 'user', content: 'hi' }] }).expect(201);
       expect(res.body.warnings).toEqual([expect.stringContaining('my-private-model-v9')]);
