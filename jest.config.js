@@ -7,6 +7,7 @@ module.exports = {
     '<rootDir>/libs/compaction',
     '<rootDir>/libs/config',
     '<rootDir>/libs/jobs',
+    '<rootDir>/libs/llm',
     '<rootDir>/libs/persistence',
     '<rootDir>/libs/testing',
     '<rootDir>/libs/tokens',

@@ -11,3 +11,4 @@ export * from './messages/provider-valid';
 export * from './messages/countable';
 export * from './policy/presets';
 export * from './budget/budget';
+export * from './llm/summarizer';
