@@ -12,3 +12,6 @@ export * from './messages/countable';
 export * from './policy/presets';
 export * from './budget/budget';
 export * from './llm/summarizer';
+export * from './engine/types';
+export * from './engine/protection';
+export * from './engine/masking';

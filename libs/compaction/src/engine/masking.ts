@@ -1,0 +1,69 @@
+import { Block, CanonicalMessage, ToolResultBlock } from '../messages/canonical';
+import { Protection } from './protection';
+import { CountMessage, SessionMessage } from './types';
+
+export interface MaskingParams {
+  /** Tool outputs of the latest K assistant turns stay visible (`balanced`: 10). */
+  keepLatestTurns: number;
+  /** Results at or below this many tokens are not worth masking. */
+  minTokens: number;
+}
+
+export interface MaskingResult {
+  messages: SessionMessage[];
+  /** Seqs whose tool outputs were masked. */
+  masked: number[];
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
+const resultText = (b: ToolResultBlock): string =>
+  typeof b.content === 'string' ? b.content : b.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
+
+/**
+ * Observation masking: the output of old tool calls is replaced by a one-line placeholder
+ * that names the tool, its size and where the full output is (the history keeps it, Guarantee
+ * 1). The tool_result block itself stays, with its id and error flag, so every tool pair is
+ * intact (Guarantee 2). Protected messages and exempt tools are left alone (Guarantee 3), and
+ * a message is only replaced when masking makes it smaller (Guarantee 5).
+ */
+export function maskObservations(messages: SessionMessage[], protection: Protection, params: MaskingParams, count: CountMessage): MaskingResult {
+  const names = new Map<string, string>();
+  for (const m of messages) for (const b of m.message.blocks) if (b.type === 'tool_use') names.set(b.id, b.name);
+
+  // The boundary: the start of the K-th latest assistant turn.
+  let turns = 0;
+  let boundary = messages.length;
+  for (let i = messages.length - 1; i >= 0 && turns < params.keepLatestTurns; i -= 1) {
+    if (messages[i].message.role === 'assistant') {
+      turns += 1;
+      boundary = i;
+    }
+  }
+  if (params.keepLatestTurns <= 0) boundary = messages.length;
+
+  const masked: number[] = [];
+  const out = messages.map((m, i) => {
+    if (i >= boundary || protection.whole.has(m.seq)) return m;
+    let changed = false;
+    const blocks: Block[] = m.message.blocks.map((b) => {
+      if (b.type !== 'tool_result' || protection.exemptToolUseIds.has(b.toolUseId)) return b;
+      const text = resultText(b);
+      if (text.startsWith('[masked tool output')) return b;
+      const approxTokens = Math.ceil(text.length / 4);
+      if (approxTokens <= params.minTokens) return b;
+      changed = true;
+      const name = names.get(b.toolUseId) ?? 'tool';
+      const lines = text.split('\n').length;
+      return { ...b, content: `[masked tool output: ${name}, ${lines} lines, ~${approxTokens} tokens; the full output is in the session history at seq ${m.seq}]` };
+    });
+    if (!changed) return m;
+    const message: CanonicalMessage = { ...m.message, blocks };
+    const tokens = count(message);
+    if (tokens >= m.tokens) return m;
+    masked.push(m.seq);
+    return { seq: m.seq, message, tokens };
+  });
+  const sum = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);
+  return { messages: out, masked, tokensBefore: sum(messages), tokensAfter: sum(out) };
+}

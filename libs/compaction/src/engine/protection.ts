@@ -1,0 +1,67 @@
+import { CanonicalMessage } from '../messages/canonical';
+import { SessionMessage } from './types';
+
+/**
+ * The one protection policy every stage consults (SPEC.md Guarantee 3). Declarative: what a
+ * preset protects is data, and the stages ask `protectionOf` instead of deciding themselves.
+ */
+export interface ProtectionPolicy {
+  /** The latest N messages are never summarized, masked or removed. */
+  latestMessages: number;
+  /** The text blocks of the latest M user messages are kept verbatim (`balanced`: 3). */
+  latestUserTexts: number;
+  /** `checkpoint-aging` (seed 004): the text of every user message is kept, except text tagged `observation`. */
+  allUserTexts: boolean;
+  /** Results of these tools are never masked, offloaded or summarized. */
+  exemptToolNames: string[];
+}
+
+/** What a stage may not touch, by seq. */
+export interface Protection {
+  /** Messages kept whole: system prompts, pinned, the latest N (widened so no tool exchange is split). */
+  whole: Set<number>;
+  /** Messages whose text blocks are kept verbatim (their tool results may still be compacted). */
+  userText: Set<number>;
+  /** tool_use ids whose results are exempt (by tool name). */
+  exemptToolUseIds: Set<string>;
+}
+
+const isToolResultMessage = (m: CanonicalMessage) => m.blocks.length > 0 && m.blocks.every((b) => b.type === 'tool_result');
+
+/**
+ * Index of the first message of the tool exchange that `index` belongs to: the assistant
+ * message with the calls, when `index` is one of its result messages. A cut there never
+ * separates a tool_use from its tool_result (Guarantee 2).
+ */
+export function exchangeStart(messages: SessionMessage[], index: number): number {
+  let i = index;
+  while (i > 0 && (messages[i].message.role === 'tool' || isToolResultMessage(messages[i].message))) i -= 1;
+  return i;
+}
+
+export function protectionOf(messages: SessionMessage[], policy: ProtectionPolicy): Protection {
+  const whole = new Set<number>();
+  const userText = new Set<number>();
+  const exemptToolUseIds = new Set<string>();
+  const exempt = new Set(policy.exemptToolNames);
+
+  for (const m of messages) {
+    if (m.message.role === 'system' || m.message.pinned) whole.add(m.seq);
+    for (const b of m.message.blocks) if (b.type === 'tool_use' && exempt.has(b.name)) exemptToolUseIds.add(b.id);
+  }
+
+  if (policy.latestMessages > 0 && messages.length > 0) {
+    const first = exchangeStart(messages, Math.max(0, messages.length - policy.latestMessages));
+    for (let i = first; i < messages.length; i += 1) whole.add(messages[i].seq);
+  }
+
+  let users = 0;
+  for (let i = messages.length - 1; i >= 0; i -= 1) {
+    const m = messages[i].message;
+    if (m.role !== 'user' || !m.blocks.some((b) => b.type === 'text')) continue;
+    if (m.tags?.includes('observation')) continue;
+    if (policy.allUserTexts || users < policy.latestUserTexts) userText.add(messages[i].seq);
+    users += 1;
+  }
+  return { whole, userText, exemptToolUseIds };
+}
