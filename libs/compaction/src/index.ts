@@ -15,3 +15,6 @@ export * from './llm/summarizer';
 export * from './engine/types';
 export * from './engine/protection';
 export * from './engine/masking';
+export * from './engine/version';
+export * from './engine/summarize';
+export * from './engine/balanced';

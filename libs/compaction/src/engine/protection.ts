@@ -24,6 +24,8 @@ export interface Protection {
   userText: Set<number>;
   /** tool_use ids whose results are exempt (by tool name). */
   exemptToolUseIds: Set<string>;
+  /** Seq of the first message of "the latest N" (undefined when N is 0 or the session is empty). */
+  latestFromSeq?: number;
 }
 
 const isToolResultMessage = (m: CanonicalMessage) => m.blocks.length > 0 && m.blocks.every((b) => b.type === 'tool_result');
@@ -39,6 +41,24 @@ export function exchangeStart(messages: SessionMessage[], index: number): number
   return i;
 }
 
+const answersTools = (m: CanonicalMessage) => m.role === 'tool' || m.blocks.some((b) => b.type === 'tool_result');
+
+/**
+ * The tool exchanges of a history, as [first, last] index ranges: an assistant message with
+ * tool calls plus the messages right after it that carry their results. Protection and
+ * removal work on whole exchanges, so no stage can separate a call from its result.
+ */
+export function exchangeRange(messages: SessionMessage[], index: number): [number, number] {
+  const first = exchangeStart(messages, index);
+  let last = first;
+  if (messages[first].message.blocks.some((b) => b.type === 'tool_use')) {
+    while (last + 1 < messages.length && answersTools(messages[last + 1].message)) last += 1;
+  } else if (answersTools(messages[first].message)) {
+    while (last + 1 < messages.length && answersTools(messages[last + 1].message)) last += 1;
+  }
+  return [first, last];
+}
+
 export function protectionOf(messages: SessionMessage[], policy: ProtectionPolicy): Protection {
   const whole = new Set<number>();
   const userText = new Set<number>();
@@ -50,8 +70,10 @@ export function protectionOf(messages: SessionMessage[], policy: ProtectionPolic
     for (const b of m.message.blocks) if (b.type === 'tool_use' && exempt.has(b.name)) exemptToolUseIds.add(b.id);
   }
 
+  let latestFromSeq: number | undefined;
   if (policy.latestMessages > 0 && messages.length > 0) {
     const first = exchangeStart(messages, Math.max(0, messages.length - policy.latestMessages));
+    latestFromSeq = messages[first].seq;
     for (let i = first; i < messages.length; i += 1) whole.add(messages[i].seq);
   }
 
@@ -63,5 +85,13 @@ export function protectionOf(messages: SessionMessage[], policy: ProtectionPolic
     if (policy.allUserTexts || users < policy.latestUserTexts) userText.add(messages[i].seq);
     users += 1;
   }
-  return { whole, userText, exemptToolUseIds };
+
+  // Close protection over tool exchanges: a kept message keeps its whole exchange.
+  messages.forEach((m, i) => {
+    if (!whole.has(m.seq) && !userText.has(m.seq)) return;
+    const [first, last] = exchangeRange(messages, i);
+    if (first === last) return;
+    for (let k = first; k <= last; k += 1) if (!userText.has(messages[k].seq)) whole.add(messages[k].seq);
+  });
+  return { whole, userText, exemptToolUseIds, latestFromSeq };
 }

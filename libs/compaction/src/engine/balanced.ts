@@ -1,0 +1,220 @@
+import { LlmError, LlmUsage, Summarizer } from '../llm/summarizer';
+import { maskObservations } from './masking';
+import { ProtectionPolicy, protectionOf } from './protection';
+import { summarizableMessages, summarizeSpan } from './summarize';
+import { CountMessage, SessionMessage } from './types';
+import { applyPrefix, Checkpoint, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
+
+/** `balanced` (SPEC.md "Policies"): cheap steps first, the LLM last. Every field can be overridden per session. */
+export interface BalancedParams {
+  protection: ProtectionPolicy;
+  /** Mask tool outputs older than the latest K turns. */
+  maskKeepLatestTurns: number;
+  maskMinTokens: number;
+  /** Summarize only if the context is still above this fraction of the budget after masking. */
+  summarizeAbove: number;
+  /** A new checkpoint is at most this fraction of the budget; each aging step halves it. */
+  checkpointFraction: number;
+  /** All checkpoints together stay under this fraction of the budget (older ones merge). */
+  checkpointsMaxFraction: number;
+  /** A compaction saving less than max(minSavingFraction × budget, minSavingTokens) is skipped (Guarantee 5). */
+  minSavingFraction: number;
+  minSavingTokens: number;
+  instructions: string;
+}
+
+export const BALANCED_INSTRUCTIONS = [
+  'Summarize this span of an AI agent session so the agent can continue the task without it.',
+  'Keep: the user instructions and constraints; decisions and their reasons; files created, edited or read and what changed;',
+  'commands run and their outcome; errors and what fixed them; values that changed (only the latest counts); open tasks and next steps.',
+  'Be factual and terse; use the exact identifiers, paths and numbers from the span.',
+].join(' ');
+
+export const BALANCED_DEFAULTS: BalancedParams = {
+  protection: { latestMessages: 6, latestUserTexts: 3, allUserTexts: false, exemptToolNames: [] },
+  maskKeepLatestTurns: 10,
+  maskMinTokens: 50,
+  summarizeAbove: 0.6,
+  checkpointFraction: 0.1,
+  checkpointsMaxFraction: 0.3,
+  minSavingFraction: 0.05,
+  minSavingTokens: 1_000,
+  instructions: BALANCED_INSTRUCTIONS,
+};
+
+export interface CompactionInput {
+  history: SessionMessage[];
+  prefix: VersionPrefix;
+  /** SPEC.md's `budget` for the session. */
+  budget: number;
+  summarizer: Summarizer;
+  countMessage: CountMessage;
+  countText: (text: string) => number;
+  goal?: string;
+  signal?: AbortSignal;
+}
+
+export interface CompactionEvent {
+  type: 'compressed' | 'compression-skipped' | 'checkpoint-created' | 'checkpoint-aged' | 'compression-error';
+  /** A human line in the style of seed 000's SESSION_LOG. */
+  line: string;
+}
+
+export interface CompactionOutcome {
+  status: 'succeeded' | 'skipped' | 'failed';
+  reason?: string;
+  /** The new prefix (the previous one when skipped or failed). */
+  prefix: VersionPrefix;
+  tokensBefore: number;
+  tokensAfter: number;
+  steps: string[];
+  usage: LlmUsage;
+  llmCalls: number;
+  events: CompactionEvent[];
+}
+
+const sumTokens = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);
+const fmt = (n: number) => n.toLocaleString('en-US');
+
+/** Ages older checkpoints (each step halves its target) and merges the oldest while all together exceed their cap. */
+async function ageCheckpoints(
+  checkpoints: Checkpoint[],
+  newTarget: number,
+  cap: number,
+  input: CompactionInput,
+  params: BalancedParams,
+  account: (r: { usage: LlmUsage; attempts: number }) => void,
+  events: CompactionEvent[],
+): Promise<Checkpoint[]> {
+  const aged: Checkpoint[] = [];
+  for (const c of checkpoints) {
+    const level = c.level + 1;
+    const target = Math.max(50, Math.floor(newTarget / 2 ** level));
+    if (c.tokens <= target * 1.1) {
+      aged.push({ ...c, level });
+      continue;
+    }
+    const r = await input.summarizer.summarize(
+      { kind: 'merge', instructions: params.instructions, messages: [checkpointMessage(c)], targetTokens: target, goal: input.goal },
+      input.signal,
+    );
+    account({ usage: r.usage, attempts: r.attempts });
+    const tokens = input.countText(r.text);
+    if (tokens >= c.tokens) {
+      aged.push({ ...c, level });
+      continue;
+    }
+    const next: Checkpoint = { ...c, id: contentId('ckpt', c.fromSeq, c.toSeq, r.text), level, text: r.text, tokens, agedFromId: c.id };
+    events.push({ type: 'checkpoint-aged', line: `Aged checkpoint ${c.fromSeq}–${c.toSeq} to level ${level}: ${fmt(c.tokens)} → ${fmt(tokens)} tokens` });
+    aged.push(next);
+  }
+  // Over the cap: merge the two oldest until it fits (or one is left).
+  while (aged.length > 1 && aged.reduce((n, c) => n + c.tokens, 0) > cap) {
+    const [a, b] = aged;
+    const target = Math.max(50, Math.floor(cap / 4));
+    const r = await input.summarizer.summarize(
+      { kind: 'merge', instructions: params.instructions, messages: [checkpointMessage(a), checkpointMessage(b)], targetTokens: target, goal: input.goal },
+      input.signal,
+    );
+    account({ usage: r.usage, attempts: r.attempts });
+    const merged: Checkpoint = {
+      id: contentId('ckpt', a.fromSeq, b.toSeq, r.text),
+      fromSeq: a.fromSeq,
+      toSeq: b.toSeq,
+      level: Math.max(a.level, b.level),
+      text: r.text,
+      tokens: input.countText(r.text),
+      originalTokens: a.originalTokens + b.originalTokens,
+      agedFromId: b.id,
+    };
+    if (merged.tokens >= a.tokens + b.tokens) break;
+    events.push({ type: 'checkpoint-aged', line: `Merged checkpoints ${a.fromSeq}–${a.toSeq} and ${b.fromSeq}–${b.toSeq} → ${fmt(merged.tokens)} tokens` });
+    aged.splice(0, 2, merged);
+  }
+  return aged;
+}
+
+/**
+ * One `balanced` compaction: mask old tool outputs; if the context is still above
+ * `summarizeAbove` of the budget, summarize the oldest unprotected span into a checkpoint and
+ * age the older checkpoints. Pure apart from the summarizer calls. Never returns more tokens
+ * than it was given, and a saving below the minimum is `skipped` (Guarantee 5); an LLM failure
+ * is `failed` with the previous prefix in place.
+ */
+export async function compactBalanced(input: CompactionInput, params: BalancedParams = BALANCED_DEFAULTS): Promise<CompactionOutcome> {
+  const checkpointTokens = (c: Checkpoint) => input.countMessage(checkpointMessage(c));
+  const context = applyPrefix(input.prefix, input.history, checkpointTokens);
+  const tokensBefore = sumTokens(context);
+  const usage: LlmUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  let llmCalls = 0;
+  const account = (r: { usage: LlmUsage; attempts: number }) => {
+    usage.inputTokens += r.usage.inputTokens;
+    usage.outputTokens += r.usage.outputTokens;
+    usage.costUsd += r.usage.costUsd;
+    llmCalls += r.attempts;
+  };
+  const steps: string[] = [];
+  const events: CompactionEvent[] = [];
+  const unchanged = (status: 'skipped' | 'failed', reason: string): CompactionOutcome => ({
+    status,
+    reason,
+    prefix: input.prefix,
+    tokensBefore,
+    tokensAfter: tokensBefore,
+    steps,
+    usage,
+    llmCalls,
+    events: [
+      ...events.filter((e) => e.type === 'compression-error'),
+      ...(status === 'skipped' ? [{ type: 'compression-skipped' as const, line: `Compaction skipped: ${reason}` }] : []),
+    ],
+  });
+
+  const protection = protectionOf(context, params.protection);
+  const masked = maskObservations(context, protection, { keepLatestTurns: params.maskKeepLatestTurns, minTokens: params.maskMinTokens }, input.countMessage);
+  steps.push('mask');
+  const treatments: Record<number, Treatment> = { ...input.prefix.treatments };
+  const maskedSet = new Set(masked.masked);
+  for (const m of masked.messages) if (maskedSet.has(m.seq)) treatments[m.seq] = { kind: 'masked', message: m.message, tokens: m.tokens };
+  let coversThroughSeq = Math.max(input.prefix.coversThroughSeq, ...masked.masked);
+  let checkpoints = input.prefix.checkpoints;
+  const current = masked.messages;
+
+  if (sumTokens(current) > params.summarizeAbove * input.budget) {
+    const span = summarizableMessages(current, protection);
+    if (span.length > 0) {
+      steps.push('summarize');
+      const target = Math.max(100, Math.floor(params.checkpointFraction * input.budget));
+      try {
+        const older = await ageCheckpoints(checkpoints, target, Math.floor(params.checkpointsMaxFraction * input.budget) - target, input, params, account, events);
+        const s = await summarizeSpan(span, input.summarizer, { instructions: params.instructions, targetTokens: target, goal: input.goal, countText: input.countText }, input.signal);
+        account(s);
+        if (s.checkpoint.tokens < s.checkpoint.originalTokens) {
+          checkpoints = [...older, s.checkpoint];
+          for (const seq of s.covered) treatments[seq] = { kind: 'summarized', checkpointId: s.checkpoint.id };
+          coversThroughSeq = Math.max(coversThroughSeq, s.checkpoint.toSeq);
+          events.push({
+            type: 'checkpoint-created',
+            line: `Summarized ${s.covered.length} messages → 1 checkpoint (saved ~${fmt(s.checkpoint.originalTokens - s.checkpoint.tokens)} tokens)`,
+          });
+        } else checkpoints = older;
+      } catch (error) {
+        if (!(error instanceof LlmError)) throw error;
+        events.push({ type: 'compression-error', line: `Summarizer failed (${error.kind}) after ${error.attempts} attempt(s); the previous context stays` });
+        return unchanged('failed', `llm-${error.kind}`);
+      }
+    }
+  }
+
+  const prefix: VersionPrefix = { coversThroughSeq, checkpoints, treatments };
+  const after = applyPrefix(prefix, input.history, checkpointTokens);
+  const tokensAfter = sumTokens(after);
+  const minSaving = Math.max(Math.floor(params.minSavingFraction * input.budget), params.minSavingTokens);
+  if (tokensAfter > tokensBefore) return unchanged('skipped', 'no-saving');
+  if (tokensBefore - tokensAfter < minSaving) return unchanged('skipped', `saving-below-minimum (${fmt(tokensBefore - tokensAfter)} < ${fmt(minSaving)} tokens)`);
+  events.push({
+    type: 'compressed',
+    line: `Compacted ${fmt(tokensBefore)} → ${fmt(tokensAfter)} tokens (saved ~${fmt(tokensBefore - tokensAfter)}; ${masked.masked.length} tool outputs masked, ${checkpoints.length} checkpoint(s))`,
+  });
+  return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls, events };
+}

@@ -1,0 +1,97 @@
+import { CanonicalMessage } from '../messages/canonical';
+import { LlmError, LlmUsage, Summarizer } from '../llm/summarizer';
+import { Protection } from './protection';
+import { Checkpoint, contentId } from './version';
+import { SessionMessage } from './types';
+
+/**
+ * The messages a new checkpoint covers: every message before "the latest N" that is not a
+ * system prompt or checkpoint, not protected and not already summarized. Protection is closed
+ * over tool exchanges (protectionOf), so the covered messages are whole exchanges and removing
+ * them never separates a tool_use from its result (Guarantee 2); protected messages in the
+ * range stay in the context as they are (Guarantee 3).
+ */
+export function summarizableMessages(messages: SessionMessage[], protection: Protection): SessionMessage[] {
+  const out: SessionMessage[] = [];
+  for (const m of messages) {
+    if (protection.latestFromSeq !== undefined && m.seq >= protection.latestFromSeq) break;
+    if (m.message.role === 'system' || protection.whole.has(m.seq) || protection.userText.has(m.seq)) continue;
+    out.push(m);
+  }
+  return out;
+}
+
+export interface SummarizeParams {
+  instructions: string;
+  targetTokens: number;
+  goal?: string;
+  /** Counts a text's tokens for the summary's size. */
+  countText: (text: string) => number;
+}
+
+export interface SummarizeOutcome {
+  checkpoint: Checkpoint;
+  covered: number[];
+  usage: LlmUsage;
+  attempts: number;
+}
+
+/**
+ * Summarizes the messages into one checkpoint. Spans larger than the summarizer's
+ * window are summarized in chunks that are then merged, so "too long to compact" never
+ * happens. LlmError propagates: the caller keeps the previous context (Guarantee 5).
+ */
+export async function summarizeSpan(
+  part: SessionMessage[],
+  summarizer: Summarizer,
+  params: SummarizeParams,
+  signal?: AbortSignal,
+): Promise<SummarizeOutcome> {
+  if (part.length === 0) throw new LlmError('bad-request', 'nothing to summarize', 0);
+  const usage: LlmUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  let attempts = 0;
+  const call = async (kind: 'checkpoint' | 'chunk' | 'merge', input: CanonicalMessage[], target: number) => {
+    const r = await summarizer.summarize({ kind, instructions: params.instructions, messages: input, targetTokens: target, goal: params.goal }, signal);
+    usage.inputTokens += r.usage.inputTokens;
+    usage.outputTokens += r.usage.outputTokens;
+    usage.costUsd += r.usage.costUsd;
+    attempts += r.attempts;
+    return r.text;
+  };
+
+  // Half the summarizer's window for input leaves room for instructions and the answer.
+  const window = Math.max(1_000, Math.floor(summarizer.contextWindow / 2) - params.targetTokens);
+  const chunks: SessionMessage[][] = [];
+  let current: SessionMessage[] = [];
+  let size = 0;
+  for (const m of part) {
+    if (current.length > 0 && size + m.tokens > window) {
+      chunks.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(m);
+    size += m.tokens;
+  }
+  if (current.length) chunks.push(current);
+
+  let text: string;
+  if (chunks.length === 1) text = await call('checkpoint', chunks[0].map((m) => m.message), params.targetTokens);
+  else {
+    const pieces: string[] = [];
+    for (const c of chunks) pieces.push(await call('chunk', c.map((m) => m.message), params.targetTokens));
+    text = await call('merge', pieces.map((p): CanonicalMessage => ({ role: 'user', blocks: [{ type: 'text', text: p }] })), params.targetTokens);
+  }
+  const fromSeq = part[0].seq;
+  const toSeq = part[part.length - 1].seq;
+  const checkpoint: Checkpoint = {
+    id: contentId('ckpt', fromSeq, toSeq, text),
+    fromSeq,
+    toSeq,
+    level: 0,
+    text,
+    tokens: params.countText(text),
+    originalTokens: part.reduce((n, m) => n + m.tokens, 0),
+  };
+  return { checkpoint, covered: part.map((m) => m.seq), usage, attempts };
+}

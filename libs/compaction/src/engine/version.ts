@@ -1,0 +1,70 @@
+import { createHash } from 'node:crypto';
+import { CanonicalMessage } from '../messages/canonical';
+import { SessionMessage } from './types';
+
+/**
+ * A context version's compacted prefix (SPEC.md "Context"): immutable, it names what the
+ * compactions did to the messages up to `coversThroughSeq`. The context is this prefix applied
+ * to the history, plus every message after `coversThroughSeq`, assembled on read.
+ */
+export interface Checkpoint {
+  /** Content hash (Guarantee 8: ids that appear in context text are content hashes). */
+  id: string;
+  fromSeq: number;
+  toSeq: number;
+  /** 0 = recent, then old, ancient, ultra (seed 004's aging levels). */
+  level: number;
+  text: string;
+  tokens: number;
+  /** Tokens of the messages it replaced. */
+  originalTokens: number;
+  agedFromId?: string;
+}
+
+export type Treatment =
+  | { kind: 'masked'; message: CanonicalMessage; tokens: number }
+  | { kind: 'summarized'; checkpointId: string };
+
+export interface VersionPrefix {
+  coversThroughSeq: number;
+  /** In seq order. */
+  checkpoints: Checkpoint[];
+  /** What happened to covered messages, by seq; covered messages without a treatment are kept as they are. */
+  treatments: Record<number, Treatment>;
+}
+
+export const EMPTY_PREFIX: VersionPrefix = { coversThroughSeq: 0, checkpoints: [], treatments: {} };
+
+/** `sha256` of the parts, hex, shortened: stable across runs and machines. */
+export function contentId(prefix: string, ...parts: Array<string | number>): string {
+  const hash = createHash('sha256');
+  for (const p of parts) hash.update(`${String(p).length}:${p}|`);
+  return `${prefix}_${hash.digest('hex').slice(0, 20)}`;
+}
+
+/** The system message a checkpoint becomes in the context (after the system prompt and goal block). */
+export function checkpointMessage(c: Checkpoint): CanonicalMessage {
+  return {
+    role: 'system',
+    tags: ['checkpoint'],
+    blocks: [{ type: 'text', text: `[CHECKPOINT ${c.id} · messages ${c.fromSeq}–${c.toSeq}]\n${c.text}` }],
+  };
+}
+
+/**
+ * The context's messages: system prompts first (as received), then the checkpoints in force,
+ * then the covered messages that were kept (masked ones in their masked form), then the live
+ * messages. `checkpointTokens` counts a checkpoint message (the caller binds the model).
+ */
+export function applyPrefix(prefix: VersionPrefix, history: SessionMessage[], checkpointTokens: (c: Checkpoint) => number): SessionMessage[] {
+  const systems: SessionMessage[] = [];
+  const rest: SessionMessage[] = [];
+  for (const m of history) {
+    const t = m.seq <= prefix.coversThroughSeq ? prefix.treatments[m.seq] : undefined;
+    if (t?.kind === 'summarized') continue;
+    const kept = t?.kind === 'masked' ? { seq: m.seq, message: t.message, tokens: t.tokens } : m;
+    (m.message.role === 'system' ? systems : rest).push(kept);
+  }
+  const checkpoints = prefix.checkpoints.map((c) => ({ seq: c.toSeq, message: checkpointMessage(c), tokens: checkpointTokens(c) }));
+  return [...systems, ...checkpoints, ...rest];
+}
