@@ -18,3 +18,4 @@ export * from './engine/masking';
 export * from './engine/version';
 export * from './engine/summarize';
 export * from './engine/balanced';
+export * from './engine/count';

@@ -8,5 +8,7 @@ export * from './tenant.repository';
 export * from './session.repository';
 export * from './message.repository';
 export * from './append.repository';
+export * from './compaction.repository';
 export * from './check-postgres';
-export { Prisma, ApiKeyScope, MessageRole } from './generated/prisma/client';
+export { Prisma, ApiKeyScope, MessageRole, CompactionStatus, CompactionTrigger } from './generated/prisma/client';
+export * from './stored-message';

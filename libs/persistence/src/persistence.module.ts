@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ApiKeyRepository } from './api-key.repository';
 import { AppendRepository } from './append.repository';
+import { CompactionRepository } from './compaction.repository';
 import { HealthRepository } from './health.repository';
 import { IdempotencyRepository } from './idempotency.repository';
 import { MessageRepository } from './message.repository';
@@ -12,6 +13,7 @@ import { TenantRepository } from './tenant.repository';
 const repositories = [
   ApiKeyRepository,
   AppendRepository,
+  CompactionRepository,
   HealthRepository,
   IdempotencyRepository,
   MessageRepository,

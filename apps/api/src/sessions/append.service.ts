@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
 import { AppendBody, AppendMessagesResponse } from './append.dto';
 import { policyJson, resolveSessionConfig, sessionUsage } from './session-config';
-import { metaOf } from './stored-message';
+import { metaOf } from '@compactor/persistence';
 
 interface ParsedAppend {
   format: MessageFormat;

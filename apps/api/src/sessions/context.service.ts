@@ -8,7 +8,7 @@ import { ContextCache, contextFingerprint, ContextSource } from './context-cache
 import { ContextResponse } from './context.dto';
 import { sessionUsage } from './session-config';
 import { SessionsService } from './sessions.service';
-import { canonicalOf } from './stored-message';
+import { canonicalOf } from '@compactor/persistence';
 
 export type ContextFormat = 'anthropic' | 'openai' | 'canonical';
 

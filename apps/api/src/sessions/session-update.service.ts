@@ -6,7 +6,7 @@ import { MessageTokenCounter } from '../tokens/message-token-counter';
 import { resolveSessionConfig, sessionUsage } from './session-config';
 import { SessionWithWarnings } from './sessions.dto';
 import { SessionsService, toSessionView } from './sessions.service';
-import { canonicalOf } from './stored-message';
+import { canonicalOf } from '@compactor/persistence';
 
 const RECOUNT_PAGE = 500;
 

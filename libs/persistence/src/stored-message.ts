@@ -1,5 +1,6 @@
 import { Block, CanonicalMessage } from '@compactor/compaction';
-import { ContextMessage, Prisma } from '@compactor/persistence';
+import { ContextMessage } from './message.repository';
+import { Prisma } from './generated/prisma/client';
 
 /** Message-level canonical fields stored beside the blocks (the `meta` column). */
 interface StoredMeta {

@@ -1,0 +1,19 @@
+import { combineCounts, countTextSync, ModelSpec } from '@compactor/tokens';
+import { CanonicalMessage } from '../messages/canonical';
+import { countableParts } from '../messages/countable';
+import { CountMessage } from './types';
+
+/**
+ * Counts a message on the calling thread, exactly as ingest counts it (same parts, same
+ * overhead, same estimate). For what the engine writes (checkpoints, masked outputs): short
+ * texts, where a worker thread would cost more than it saves.
+ */
+export function messageCounter(spec: ModelSpec): { countMessage: CountMessage; countText: (text: string) => number } {
+  return {
+    countMessage: (message: CanonicalMessage) => {
+      const parts = countableParts(message);
+      return combineCounts({ textTokens: parts.texts.map((t) => countTextSync(t, spec.encoding)), images: parts.images, opaqueJson: parts.opaqueJson }, spec);
+    },
+    countText: (text: string) => countTextSync(text, spec.encoding),
+  };
+}
