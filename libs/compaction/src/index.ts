@@ -19,3 +19,5 @@ export * from './engine/version';
 export * from './engine/summarize';
 export * from './engine/balanced';
 export * from './engine/count';
+export * from './policy/params';
+export * from './engine/preset';

@@ -4,7 +4,8 @@ import { Block, CanonicalMessage } from '../messages/canonical';
 import { countableParts } from '../messages/countable';
 import { providerValidityProblems } from '../messages/provider-valid';
 import { LlmError, renderTranscript, SummarizeRequest, Summarizer } from '../llm/summarizer';
-import { BALANCED_DEFAULTS, BalancedParams, compactBalanced, CompactionInput } from './balanced';
+import { BALANCED_DEFAULTS, BalancedParams, compactBalanced } from './balanced';
+import { CompactionInput } from './types';
 import { CountMessage, SessionMessage } from './types';
 import { applyPrefix, checkpointMessage, EMPTY_PREFIX, VersionPrefix } from './version';
 

@@ -1,8 +1,8 @@
-import { LlmError, LlmUsage, Summarizer } from '../llm/summarizer';
+import { LlmError, LlmUsage } from '../llm/summarizer';
 import { maskObservations } from './masking';
 import { ProtectionPolicy, protectionOf } from './protection';
 import { summarizableMessages, summarizeSpan } from './summarize';
-import { CountMessage, SessionMessage } from './types';
+import { CompactionEvent, CompactionInput, CompactionOutcome, SessionMessage } from './types';
 import { applyPrefix, Checkpoint, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
 
 /** `balanced` (SPEC.md "Policies"): cheap steps first, the LLM last. Every field can be overridden per session. */
@@ -41,37 +41,6 @@ export const BALANCED_DEFAULTS: BalancedParams = {
   minSavingTokens: 1_000,
   instructions: BALANCED_INSTRUCTIONS,
 };
-
-export interface CompactionInput {
-  history: SessionMessage[];
-  prefix: VersionPrefix;
-  /** SPEC.md's `budget` for the session. */
-  budget: number;
-  summarizer: Summarizer;
-  countMessage: CountMessage;
-  countText: (text: string) => number;
-  goal?: string;
-  signal?: AbortSignal;
-}
-
-export interface CompactionEvent {
-  type: 'compressed' | 'compression-skipped' | 'checkpoint-created' | 'checkpoint-aged' | 'compression-error';
-  /** A human line in the style of seed 000's SESSION_LOG. */
-  line: string;
-}
-
-export interface CompactionOutcome {
-  status: 'succeeded' | 'skipped' | 'failed';
-  reason?: string;
-  /** The new prefix (the previous one when skipped or failed). */
-  prefix: VersionPrefix;
-  tokensBefore: number;
-  tokensAfter: number;
-  steps: string[];
-  usage: LlmUsage;
-  llmCalls: number;
-  events: CompactionEvent[];
-}
 
 const sumTokens = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);
 const fmt = (n: number) => n.toLocaleString('en-US');
@@ -164,6 +133,7 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
     steps,
     usage,
     llmCalls,
+    artifacts: [],
     events: [
       ...events.filter((e) => e.type === 'compression-error'),
       ...(status === 'skipped' ? [{ type: 'compression-skipped' as const, line: `Compaction skipped: ${reason}` }] : []),
@@ -216,5 +186,5 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
     type: 'compressed',
     line: `Compacted ${fmt(tokensBefore)} → ${fmt(tokensAfter)} tokens (saved ~${fmt(tokensBefore - tokensAfter)}; ${masked.masked.length} tool outputs masked, ${checkpoints.length} checkpoint(s))`,
   });
-  return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls, events };
+  return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls, events, artifacts: [] };
 }

@@ -21,8 +21,21 @@ export interface Checkpoint {
   agedFromId?: string;
 }
 
+/**
+ * What a compaction did to one covered message. `masked`, `offloaded` and `compressed` keep the
+ * message (same role, same tool ids, so tool pairs stay intact) in a smaller form; `dropped`
+ * and `summarized` remove it from the context (the history keeps it, Guarantee 1).
+ */
 export type Treatment =
+  /** Tool outputs replaced by a one-line placeholder (observation masking). */
   | { kind: 'masked'; message: CanonicalMessage; tokens: number }
+  /** Tool outputs replaced by a reference to an artifact plus a digest (seed 003; `GET /v1/artifacts/:id`). */
+  | { kind: 'offloaded'; artifactIds: string[]; message: CanonicalMessage; tokens: number }
+  /** Rewritten in a smaller form by a stage: per-result compression (seed 002), tool blocks stripped before a watermark (seed 001). */
+  | { kind: 'compressed'; message: CanonicalMessage; tokens: number; stage: string }
+  /** Removed whole (seed 001: a message left empty once its tool blocks are gone). */
+  | { kind: 'dropped'; stage: string }
+  /** Replaced by a checkpoint. */
   | { kind: 'summarized'; checkpointId: string };
 
 export interface VersionPrefix {
@@ -31,9 +44,22 @@ export interface VersionPrefix {
   checkpoints: Checkpoint[];
   /** What happened to covered messages, by seq; covered messages without a treatment are kept as they are. */
   treatments: Record<number, Treatment>;
+  /** Seed 001: the seq of the latest watermark tool call; only ever advances. */
+  watermarkSeq?: number;
 }
 
 export const EMPTY_PREFIX: VersionPrefix = { coversThroughSeq: 0, checkpoints: [], treatments: {} };
+
+/** Offloaded content a compaction produced: the worker stores it (byte-exact) before it commits the version. */
+export interface ArtifactOutput {
+  /** Content hash (`art_…`), the id the context's reference names. */
+  id: string;
+  seq: number;
+  toolUseId?: string;
+  toolName?: string;
+  content: string;
+  tokens: number;
+}
 
 /** `sha256` of the parts, hex, shortened: stable across runs and machines. */
 export function contentId(prefix: string, ...parts: Array<string | number>): string {
@@ -61,8 +87,8 @@ export function applyPrefix(prefix: VersionPrefix, history: SessionMessage[], ch
   const rest: SessionMessage[] = [];
   for (const m of history) {
     const t = m.seq <= prefix.coversThroughSeq ? prefix.treatments[m.seq] : undefined;
-    if (t?.kind === 'summarized') continue;
-    const kept = t?.kind === 'masked' ? { seq: m.seq, message: t.message, tokens: t.tokens } : m;
+    if (t?.kind === 'summarized' || t?.kind === 'dropped') continue;
+    const kept = t && 'message' in t ? { seq: m.seq, message: t.message, tokens: t.tokens } : m;
     (m.message.role === 'system' ? systems : rest).push(kept);
   }
   const checkpoints = prefix.checkpoints.map((c) => ({ seq: c.toSeq, message: checkpointMessage(c), tokens: checkpointTokens(c) }));
