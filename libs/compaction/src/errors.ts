@@ -55,6 +55,13 @@ export class SessionExists extends DomainError {
   }
 }
 
+/** Also what another tenant's job looks like. */
+export class JobNotFound extends DomainError {
+  constructor(jobId: string) {
+    super(ErrorCode.NotFound, `Job '${jobId}' not found`);
+  }
+}
+
 export class ApiKeyNotFound extends DomainError {
   constructor(id: string) {
     super(ErrorCode.ApiKeyNotFound, `API key '${id}' not found`);
@@ -83,5 +90,23 @@ export class Forbidden extends DomainError {
 export class ServiceNotReady extends DomainError {
   constructor(failed: string[], details: Record<string, unknown>) {
     super(ErrorCode.NotReady, `Not ready: ${failed.join(' and ')} ${failed.length > 1 ? 'are' : 'is'} unreachable`, details);
+  }
+}
+
+/**
+ * Guarantee 3/4: even with every protection given way, what can never go (the system prompt,
+ * the last user turn, an open tool exchange) exceeds the budget. The read fails with 422
+ * rather than returning an oversized context.
+ */
+export class BudgetTooSmall extends DomainError {
+  constructor(
+    readonly budget: number,
+    readonly irreducibleTokens: number,
+  ) {
+    super(
+      ErrorCode.BudgetTooSmall,
+      `The context cannot fit the ${budget}-token budget: the system prompt, the last user turn and the open tool exchange alone take ${irreducibleTokens} tokens`,
+      { budget, irreducibleTokens },
+    );
   }
 }

@@ -1,3 +1,4 @@
+import { PresetDefinition } from './preset';
 import { LlmError, LlmUsage } from '../llm/summarizer';
 import { maskObservations } from './masking';
 import { ProtectionPolicy, protectionOf } from './protection';
@@ -188,3 +189,10 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
   });
   return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls, events, artifacts: [] };
 }
+
+export const BALANCED: PresetDefinition<BalancedParams> = {
+  name: 'balanced',
+  source: 'all',
+  defaults: BALANCED_DEFAULTS,
+  run: (input, params) => compactBalanced(input, params),
+};

@@ -14,6 +14,12 @@ export interface ProtectionPolicy {
   allUserTexts: boolean;
   /** Results of these tools are never masked, offloaded or summarized. */
   exemptToolNames: string[];
+  /**
+   * Whether a user message kept for its text also keeps the tool exchange it answers (default
+   * true). A stage that strips the results out of such a message and summarizes them with their
+   * calls (checkpoint-aging's aging span) sets false.
+   */
+  userTextKeepsExchange?: boolean;
 }
 
 /** What a stage may not touch, by seq. */
@@ -28,7 +34,8 @@ export interface Protection {
   latestFromSeq?: number;
 }
 
-const isToolResultMessage = (m: CanonicalMessage) => m.blocks.length > 0 && m.blocks.every((b) => b.type === 'tool_result');
+
+const answersTools = (m: CanonicalMessage) => m.role === 'tool' || m.blocks.some((b) => b.type === 'tool_result');
 
 /**
  * Index of the first message of the tool exchange that `index` belongs to: the assistant
@@ -37,11 +44,10 @@ const isToolResultMessage = (m: CanonicalMessage) => m.blocks.length > 0 && m.bl
  */
 export function exchangeStart(messages: SessionMessage[], index: number): number {
   let i = index;
-  while (i > 0 && (messages[i].message.role === 'tool' || isToolResultMessage(messages[i].message))) i -= 1;
+  // Any message that answers tools (an Anthropic user message may hold results and text) belongs to the calls before it.
+  while (i > 0 && answersTools(messages[i].message)) i -= 1;
   return i;
 }
-
-const answersTools = (m: CanonicalMessage) => m.role === 'tool' || m.blocks.some((b) => b.type === 'tool_result');
 
 /**
  * The tool exchanges of a history, as [first, last] index ranges: an assistant message with
@@ -87,8 +93,9 @@ export function protectionOf(messages: SessionMessage[], policy: ProtectionPolic
   }
 
   // Close protection over tool exchanges: a kept message keeps its whole exchange.
+  const textKeepsExchange = policy.userTextKeepsExchange ?? true;
   messages.forEach((m, i) => {
-    if (!whole.has(m.seq) && !userText.has(m.seq)) return;
+    if (!whole.has(m.seq) && !(textKeepsExchange && userText.has(m.seq))) return;
     const [first, last] = exchangeRange(messages, i);
     if (first === last) return;
     for (let k = first; k <= last; k += 1) if (!userText.has(messages[k].seq)) whole.add(messages[k].seq);

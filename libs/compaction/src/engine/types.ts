@@ -40,7 +40,9 @@ export type CompactionEventType =
   | 'checkpoint-aged'
   | 'offloaded'
   | 'watermark-advanced'
-  | 'warning';
+  | 'warning'
+  | 'fallback-applied'
+  | 'budget-too-small';
 
 export interface CompactionEvent {
   type: CompactionEventType;

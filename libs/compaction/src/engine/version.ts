@@ -82,7 +82,7 @@ export function checkpointMessage(c: Checkpoint): CanonicalMessage {
  * then the covered messages that were kept (masked ones in their masked form), then the live
  * messages. `checkpointTokens` counts a checkpoint message (the caller binds the model).
  */
-export function applyPrefix(prefix: VersionPrefix, history: SessionMessage[], checkpointTokens: (c: Checkpoint) => number): SessionMessage[] {
+export function applyPrefix(prefix: VersionPrefix, history: readonly SessionMessage[], checkpointTokens: (c: Checkpoint) => number): SessionMessage[] {
   const systems: SessionMessage[] = [];
   const rest: SessionMessage[] = [];
   for (const m of history) {

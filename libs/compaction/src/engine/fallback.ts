@@ -1,0 +1,409 @@
+import { BudgetTooSmall } from '../errors';
+import { Block, CanonicalMessage, ToolResultBlock } from '../messages/canonical';
+import { toolUseIdOf } from '../messages/util';
+import { maskObservations } from './masking';
+import { Protection, ProtectionPolicy, protectionOf } from './protection';
+import { CountMessage, SessionMessage } from './types';
+
+/**
+ * Guarantee 4's read-time fallback, then Guarantee 3's give-way order, in the order they run:
+ * - `mask`: tool outputs of unprotected messages become a one-line placeholder (observation masking);
+ * - `offload`: the unprotected tool outputs masking left (small ones, images) become a reference to the history;
+ * - `drop-turns`: the oldest unprotected turns go whole;
+ * - `drop-checkpoints`: checkpoint summaries go, oldest first (they are not protected content);
+ * - `offload-protected`: protected tool outputs become references (that counts as kept);
+ * - `shrink-latest`: the latest-N protection shrinks one message at a time, and what it no longer covers goes;
+ * - `drop-protected`: the oldest protected turns go;
+ * - `offload-open`: the outputs of the open tool exchange become references, the last resort before 422.
+ */
+export type FallbackStep =
+  | 'mask'
+  | 'offload'
+  | 'drop-turns'
+  | 'drop-checkpoints'
+  | 'offload-protected'
+  | 'shrink-latest'
+  | 'drop-protected'
+  | 'offload-open';
+
+export interface FallbackOptions {
+  /** SPEC.md's `budget` for the session. */
+  budget: number;
+  /** The session policy's protection (Guarantee 3). */
+  protection: ProtectionPolicy;
+  countMessage: CountMessage;
+  /** Outputs at or below this many tokens are left to `offload` rather than masked (default 50, as `balanced`). */
+  maskMinTokens?: number;
+}
+
+export interface FallbackResult {
+  /** The context that fits, in order; messages left as they were are the same objects. */
+  messages: SessionMessage[];
+  tokens: number;
+  tokensBefore: number;
+  /** False when the context already fit: then `messages` holds the input's messages, unchanged. */
+  applied: boolean;
+  steps: FallbackStep[];
+  /** Seqs of the conversation messages left out (the history keeps them, Guarantee 1). */
+  dropped: number[];
+  /** Seqs of the checkpoint messages left out (a checkpoint message's seq is its `toSeq`). */
+  droppedCheckpoints: number[];
+  /** Seqs whose tool outputs were masked. */
+  maskedSeqs: number[];
+  /** Seqs whose tool outputs were replaced by a reference to the history. */
+  offloadedSeqs: number[];
+  /** The latest-N protection in force at the end (the policy's N unless it had to shrink). */
+  latestMessages: number;
+  /** A human line for the response and the event ("Fallback: masked 12 tool outputs, … to fit the 32,000-token budget"). */
+  line: string;
+}
+
+export const FALLBACK_MASK_MIN_TOKENS = 50;
+
+const OFFLOADED_PREFIX = '[tool output offloaded';
+const MASKED_PREFIX = '[masked tool output';
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+const plural = (n: number, one: string, many = `${one}s`) => `${fmt(n)} ${n === 1 ? one : many}`;
+const sumTokens = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);
+
+const isCheckpoint = (m: CanonicalMessage) => m.role === 'system' && (m.tags?.includes('checkpoint') ?? false);
+const hasResults = (m: CanonicalMessage) => m.blocks.some((b) => b.type === 'tool_result');
+/** A user message that answers no tool call opens a turn. */
+const startsTurn = (m: CanonicalMessage) => m.role === 'user' && !hasResults(m);
+const answersTools = (m: CanonicalMessage) => m.role === 'tool' || (m.role === 'user' && hasResults(m));
+const callsTools = (m: CanonicalMessage) => m.role === 'assistant' && m.blocks.some((b) => toolUseIdOf(b) !== undefined);
+const isPlaceholder = (b: ToolResultBlock) => typeof b.content === 'string' && (b.content.startsWith(MASKED_PREFIX) || b.content.startsWith(OFFLOADED_PREFIX));
+
+/**
+ * What can be dropped, as whole units, oldest first: a `turn` is a user message and everything
+ * up to the next one; in the last turn, whose user message can never go, a `step` is an
+ * assistant message with the messages carrying its tool results. Units never cut a tool
+ * exchange (Guarantee 2). `exchangeRange` is not used for the boundaries because it starts an
+ * exchange only at messages holding nothing but results, and an Anthropic user message may
+ * carry results and then text.
+ */
+interface Unit {
+  kind: 'turn' | 'step';
+  indexes: number[];
+}
+
+interface Shape {
+  /** System prompts and other system messages that are not checkpoints: they never go. */
+  systems: number[];
+  checkpoints: number[];
+  /** The last user message that answers no tool call: it never goes. */
+  lastUser?: number;
+  /** The trailing tool exchange (a call and its results, or a call still waiting): it never goes. */
+  open: number[];
+  units: Unit[];
+}
+
+function shapeOf(context: SessionMessage[]): Shape {
+  const systems: number[] = [];
+  const checkpoints: number[] = [];
+  const conversation: number[] = [];
+  context.forEach((m, i) => {
+    if (m.message.role !== 'system') conversation.push(i);
+    else if (isCheckpoint(m.message)) checkpoints.push(i);
+    else systems.push(i);
+  });
+
+  let lastUser: number | undefined;
+  for (const i of conversation) if (startsTurn(context[i].message)) lastUser = i;
+
+  // The trailing exchange: back from the end over result messages to the assistant that called.
+  let f = conversation.length - 1;
+  while (f >= 0 && answersTools(context[conversation[f]].message)) f -= 1;
+  const open = f >= 0 && callsTools(context[conversation[f]].message) ? conversation.slice(f) : [];
+  const openSet = new Set(open);
+
+  const units: Unit[] = [];
+  let current: Unit | undefined;
+  for (const i of conversation) {
+    if (i === lastUser || openSet.has(i)) {
+      current = undefined;
+      continue;
+    }
+    const m = context[i].message;
+    const inLastTurn = lastUser === undefined || i > lastUser;
+    const opens = inLastTurn ? m.role === 'assistant' : startsTurn(m);
+    if (!current || opens) {
+      current = { kind: inLastTurn ? 'step' : 'turn', indexes: [] };
+      units.push(current);
+    }
+    current.indexes.push(i);
+  }
+  return { systems, checkpoints, lastUser, open, units };
+}
+
+/** The context being fitted: same indexes as the input, a message either kept (maybe in a smaller form) or removed. */
+class Fitting {
+  readonly current: SessionMessage[];
+  readonly removed: boolean[];
+  total: number;
+
+  constructor(
+    context: SessionMessage[],
+    readonly budget: number,
+  ) {
+    this.current = [...context];
+    this.removed = context.map(() => false);
+    this.total = sumTokens(context);
+  }
+
+  fits(): boolean {
+    return this.total <= this.budget;
+  }
+
+  replace(i: number, m: SessionMessage): void {
+    this.total += m.tokens - this.current[i].tokens;
+    this.current[i] = m;
+  }
+
+  remove(i: number): void {
+    if (this.removed[i]) return;
+    this.removed[i] = true;
+    this.total -= this.current[i].tokens;
+  }
+
+  keptIndexes(): number[] {
+    const out: number[] = [];
+    this.removed.forEach((r, i) => {
+      if (!r) out.push(i);
+    });
+    return out;
+  }
+}
+
+interface Tally {
+  maskedOutputs: number;
+  offloadedOutputs: number;
+  protectedOffloaded: number;
+  openOffloaded: number;
+  turns: number;
+  steps: number;
+  checkpoints: number;
+  protectedMessages: number;
+  shrunkMessages: number;
+}
+
+/**
+ * Fits an assembled context (`applyPrefix`'s output, made provider-valid) into `budget`
+ * without an LLM: pure and deterministic. Under budget it returns the context unchanged;
+ * otherwise it applies the steps of `FallbackStep` in order and stops as soon as the context
+ * fits. What never goes: the system prompt(s), the last user message and an open tool
+ * exchange; when those alone exceed the budget it throws `BudgetTooSmall` (422), never
+ * returning an oversized context. A provider-valid input gives a provider-valid result:
+ * only whole turns and steps are dropped, tool results keep their block and id when
+ * replaced, and assistant messages (thinking included) are never edited.
+ */
+export function fitToBudget(context: SessionMessage[], options: FallbackOptions): FallbackResult {
+  const { budget, countMessage } = options;
+  const tokensBefore = sumTokens(context);
+  const policy = options.protection;
+  if (tokensBefore <= budget) {
+    return {
+      messages: [...context],
+      tokens: tokensBefore,
+      tokensBefore,
+      applied: false,
+      steps: [],
+      dropped: [],
+      droppedCheckpoints: [],
+      maskedSeqs: [],
+      offloadedSeqs: [],
+      latestMessages: policy.latestMessages,
+      line: `Within budget: ~${fmt(tokensBefore)} of ${fmt(budget)} tokens, no fallback needed`,
+    };
+  }
+
+  const shape = shapeOf(context);
+  const fit = new Fitting(context, budget);
+  const steps: FallbackStep[] = [];
+  const tally: Tally = { maskedOutputs: 0, offloadedOutputs: 0, protectedOffloaded: 0, openOffloaded: 0, turns: 0, steps: 0, checkpoints: 0, protectedMessages: 0, shrunkMessages: 0 };
+  const maskedSeqs: number[] = [];
+  const offloadedSeqs: number[] = [];
+  const openSeqs = new Set(shape.open.map((i) => context[i].seq));
+  const openIndexes = new Set(shape.open);
+  const toolNames = new Map<string, string>();
+  for (const m of context) for (const b of m.message.blocks) if (b.type === 'tool_use') toolNames.set(b.id, b.name);
+
+  /** Protection of what is kept now, with `latestMessages` = n; the open exchange is never compacted before the last resort. */
+  const protect = (n: number): Protection => {
+    const p = protectionOf(
+      fit.keptIndexes().map((i) => fit.current[i]),
+      { ...policy, latestMessages: n },
+    );
+    for (const seq of openSeqs) p.whole.add(seq);
+    return p;
+  };
+  const isProtected = (u: Unit, p: Protection) =>
+    u.indexes.some((i) => {
+      const m = context[i];
+      return p.whole.has(m.seq) || p.userText.has(m.seq) || m.message.blocks.some((b) => b.type === 'tool_result' && p.exemptToolUseIds.has(b.toolUseId));
+    });
+
+  const dropUnits = (take: (u: Unit) => boolean): Unit[] => {
+    const out: Unit[] = [];
+    for (const u of shape.units) {
+      if (fit.fits()) break;
+      if (u.indexes.some((i) => fit.removed[i]) || !take(u)) continue;
+      for (const i of u.indexes) fit.remove(i);
+      out.push(u);
+    }
+    return out;
+  };
+
+  /** Replaces the chosen tool outputs of `indexes` (oldest first) by a reference to the history, while it helps and until the context fits. */
+  const offload = (indexes: number[], eligible: (b: ToolResultBlock) => boolean): number => {
+    let outputs = 0;
+    for (const i of indexes) {
+      if (fit.fits()) break;
+      if (fit.removed[i]) continue;
+      const m = fit.current[i];
+      // Assistant messages are never edited (thinking stays byte-exact); results live in user and tool messages.
+      if (m.message.role === 'assistant' || !hasResults(m.message)) continue;
+      let replaced = 0;
+      const blocks: Block[] = m.message.blocks.map((b) => {
+        if (b.type !== 'tool_result' || isPlaceholder(b) || !eligible(b)) return b;
+        replaced += 1;
+        return referenceOf(b, m.message.role, m.seq, toolNames.get(b.toolUseId) ?? 'tool', countMessage);
+      });
+      if (replaced === 0) continue;
+      const message: CanonicalMessage = { ...m.message, blocks };
+      const tokens = countMessage(message);
+      if (tokens >= m.tokens) continue;
+      fit.replace(i, { seq: m.seq, message, tokens });
+      offloadedSeqs.push(m.seq);
+      outputs += replaced;
+    }
+    return outputs;
+  };
+
+  const finish = (latestMessages: number): FallbackResult => {
+    const kept = fit.keptIndexes();
+    const messages = kept.map((i) => fit.current[i]);
+    const dropped: number[] = [];
+    const droppedCheckpoints: number[] = [];
+    fit.removed.forEach((r, i) => {
+      if (r) (isCheckpoint(context[i].message) ? droppedCheckpoints : dropped).push(context[i].seq);
+    });
+    const tokens = sumTokens(messages);
+    return {
+      messages,
+      tokens,
+      tokensBefore,
+      applied: true,
+      steps,
+      dropped,
+      droppedCheckpoints,
+      maskedSeqs: [...maskedSeqs].sort((a, b) => a - b),
+      offloadedSeqs: [...new Set(offloadedSeqs)].sort((a, b) => a - b),
+      latestMessages,
+      line: describe(tally, policy.latestMessages, latestMessages, tokensBefore - tokens, budget),
+    };
+  };
+
+  // 1. Mask the tool outputs of unprotected messages, oldest first.
+  const initial = protect(policy.latestMessages);
+  {
+    const kept = fit.keptIndexes();
+    const masking = maskObservations(
+      kept.map((i) => fit.current[i]),
+      initial,
+      { keepLatestTurns: 0, minTokens: options.maskMinTokens ?? FALLBACK_MASK_MIN_TOKENS },
+      countMessage,
+    );
+    masking.messages.forEach((m, k) => {
+      const i = kept[k];
+      const before = fit.current[i];
+      if (m === before || fit.fits()) return;
+      tally.maskedOutputs += m.message.blocks.filter((b, j) => b !== before.message.blocks[j]).length;
+      fit.replace(i, m);
+      maskedSeqs.push(m.seq);
+    });
+    if (maskedSeqs.length > 0) steps.push('mask');
+    if (fit.fits()) return finish(policy.latestMessages);
+  }
+
+  // 2. Offload what masking left of the unprotected tool outputs.
+  tally.offloadedOutputs = offload(
+    fit.keptIndexes().filter((i) => !initial.whole.has(context[i].seq)),
+    (b) => !initial.exemptToolUseIds.has(b.toolUseId),
+  );
+  if (tally.offloadedOutputs > 0) steps.push('offload');
+  if (fit.fits()) return finish(policy.latestMessages);
+
+  // 3. Drop the oldest unprotected turns (and, in the last turn, steps) whole.
+  for (const u of dropUnits((u) => !isProtected(u, initial))) tally[u.kind === 'turn' ? 'turns' : 'steps'] += 1;
+  if (tally.turns + tally.steps > 0) steps.push('drop-turns');
+  if (fit.fits()) return finish(policy.latestMessages);
+
+  // 4. Checkpoints are summaries, not protected content: they go, oldest first, once the unprotected turns are gone.
+  for (const i of shape.checkpoints) {
+    if (fit.fits()) break;
+    fit.remove(i);
+    tally.checkpoints += 1;
+  }
+  if (tally.checkpoints > 0) steps.push('drop-checkpoints');
+  if (fit.fits()) return finish(policy.latestMessages);
+
+  // Guarantee 3's give-way order. (a) Protected tool outputs become references: still kept.
+  tally.protectedOffloaded = offload(
+    fit.keptIndexes().filter((i) => !openIndexes.has(i)),
+    () => true,
+  );
+  if (tally.protectedOffloaded > 0) steps.push('offload-protected');
+  if (fit.fits()) return finish(policy.latestMessages);
+
+  // (b) The latest-N protection shrinks one message at a time; what it stops covering goes, oldest first.
+  let latest = policy.latestMessages;
+  for (let n = Math.min(latest, fit.keptIndexes().length) - 1; n >= 0 && !fit.fits(); n -= 1) {
+    latest = n;
+    const p = protect(n);
+    for (const u of dropUnits((u) => !isProtected(u, p))) tally.shrunkMessages += u.indexes.length;
+  }
+  if (tally.shrunkMessages > 0) steps.push('shrink-latest');
+  if (fit.fits()) return finish(latest);
+  latest = 0;
+
+  // (c) The oldest protected messages go, a whole turn or step at a time.
+  for (const u of dropUnits(() => true)) tally.protectedMessages += u.indexes.length;
+  if (tally.protectedMessages > 0) steps.push('drop-protected');
+  if (fit.fits()) return finish(latest);
+
+  // Last resort: the open exchange's outputs become references (its calls and results stay).
+  tally.openOffloaded = offload(shape.open, () => true);
+  if (tally.openOffloaded > 0) steps.push('offload-open');
+  if (fit.fits()) return finish(latest);
+
+  // What is left is what can never go: the system prompt(s), the last user message, the open exchange.
+  throw new BudgetTooSmall(budget, fit.total);
+}
+
+/** A tool result whose output is replaced by where to find it; same block, id and error flag, so the pair stays intact. */
+function referenceOf(b: ToolResultBlock, role: CanonicalMessage['role'], seq: number, name: string, count: CountMessage): ToolResultBlock {
+  const approx = Math.max(1, count({ role, blocks: [b] }) - count({ role, blocks: [] }));
+  const next: ToolResultBlock = { ...b, content: `${OFFLOADED_PREFIX}: ${name}, ~${fmt(approx)} tokens; full output in the session history at seq ${seq}]` };
+  delete next.contentOmitted;
+  return next;
+}
+
+function describe(t: Tally, policyLatest: number, latest: number, saved: number, budget: number): string {
+  const parts: string[] = [];
+  if (t.maskedOutputs > 0) parts.push(`masked ${plural(t.maskedOutputs, 'tool output')}`);
+  if (t.offloadedOutputs > 0) parts.push(`offloaded ${plural(t.offloadedOutputs, 'tool output')} by reference`);
+  if (t.turns > 0 || t.steps > 0) {
+    const what = [t.turns > 0 ? `${fmt(t.turns)} oldest ${t.turns === 1 ? 'turn' : 'turns'}` : '', t.steps > 0 ? `${plural(t.steps, 'agent step')} of the last turn` : ''];
+    parts.push(`dropped ${what.filter(Boolean).join(' and ')}`);
+  }
+  if (t.checkpoints > 0) parts.push(`dropped ${fmt(t.checkpoints)} oldest ${t.checkpoints === 1 ? 'checkpoint' : 'checkpoints'}`);
+  if (t.protectedOffloaded > 0) parts.push(`offloaded ${plural(t.protectedOffloaded, 'protected tool output')} by reference`);
+  if (t.shrunkMessages > 0) {
+    parts.push(`shrank the latest-messages protection from ${fmt(policyLatest)} to ${fmt(latest)} and dropped ${plural(t.shrunkMessages, 'message')} it no longer covered`);
+  }
+  if (t.protectedMessages > 0) parts.push(`dropped ${fmt(t.protectedMessages)} oldest protected ${t.protectedMessages === 1 ? 'message' : 'messages'}`);
+  if (t.openOffloaded > 0) parts.push(`offloaded the open tool exchange's ${plural(t.openOffloaded, 'output')} by reference`);
+  return `Fallback: ${parts.join(', ')} (saved ~${fmt(saved)} tokens) to fit the ${fmt(budget)}-token budget`;
+}

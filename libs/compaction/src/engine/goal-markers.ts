@@ -1,0 +1,239 @@
+import { CanonicalMessage } from '../messages/canonical';
+
+/**
+ * Seed 004's goal markers: the LLM updates the session's goal by writing lines such as
+ *
+ *   [GOAL] Implement user authentication system
+ *   [CHECKPOINT] Design authentication flow - COMPLETED
+ *   [CHECKPOINT] Add JWT token generation - IN PROGRESS
+ *   [DECISION] Use JWT for authentication - LOCKED
+ *   [ARTIFACT] Created src/auth/login.ts
+ *   [NEXT] Complete JWT token generation, then move to user registration
+ *
+ * A marker counts only at the start of a line of assistant text (after indentation of at most
+ * three spaces, or a list bullet), outside fenced and indented code blocks and `>` quotes. So
+ * a marker inside inline code (`` `[GOAL] x` ``) or a quoted string (`"[GOAL] x"`) is prose
+ * about markers, not an update: the line starts with the backtick or the quote, or the marker
+ * sits mid-line. Everything here is pure and deterministic.
+ */
+
+/** Seed 004's goal checkpoint states (✅ completed, 🔄 in progress, ⏳ pending). */
+export type GoalCheckpointStatus = 'completed' | 'in-progress' | 'pending';
+
+export interface GoalCheckpoint {
+  text: string;
+  status: GoalCheckpointStatus;
+}
+
+export interface GoalDecision {
+  text: string;
+  /** A locked decision is never compressed and stays locked until an explicit goal update unlocks it (`unlockDecision`). */
+  locked: boolean;
+}
+
+export interface GoalArtifact {
+  /** As written after `[ARTIFACT]`: `Created src/auth/login.ts`. */
+  text: string;
+  action?: 'created' | 'modified' | 'deleted';
+  path?: string;
+}
+
+/** The session's goal record (SPEC.md `GET|PUT /v1/sessions/:id/goal`, seed 004's Goal). */
+export interface GoalRecord {
+  goal?: string;
+  /** Seed 004's Goal has a priority and a status; markers set neither, the goal API may. */
+  priority?: 'high' | 'medium' | 'low';
+  status?: 'active' | 'paused' | 'completed';
+  checkpoints: GoalCheckpoint[];
+  decisions: GoalDecision[];
+  artifacts: GoalArtifact[];
+  /** Constraints the user set for the goal (goal API); part of the goal block. */
+  constraints?: string[];
+  nextStep?: string;
+}
+
+export const EMPTY_GOAL_RECORD: GoalRecord = { checkpoints: [], decisions: [], artifacts: [] };
+
+export type GoalMarker =
+  | { kind: 'goal'; text: string }
+  | { kind: 'checkpoint'; text: string; status: GoalCheckpointStatus }
+  | { kind: 'decision'; text: string; locked: boolean }
+  | ({ kind: 'artifact' } & GoalArtifact)
+  | { kind: 'next'; text: string };
+
+const MARKER = /^\[(GOAL|CHECKPOINT|DECISION|ARTIFACT|NEXT)\][ \t]+(\S.*)$/;
+const BULLET = /^(?:[-*+]|\d{1,3}[.)])[ \t]+/;
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+const CHECKPOINT_STATUS = /\s+[-–—]\s*(COMPLETED|DONE|IN[ -]PROGRESS|PENDING)\s*$/i;
+const DECISION_LOCK = /\s+[-–—]\s*(LOCKED|UNLOCKED)\s*$/i;
+const ARTIFACT_ACTION = /^(created|added|modified|updated|edited|changed|deleted|removed)\s+(.+)$/i;
+
+/** Width of the line's indentation (a tab counts as four columns, as in Markdown). */
+function indentWidth(line: string): number {
+  let width = 0;
+  for (const ch of line) {
+    if (ch === ' ') width += 1;
+    else if (ch === '\t') width += 4 - (width % 4);
+    else break;
+  }
+  return width;
+}
+
+const unquotePath = (s: string) => s.trim().replace(/^[`'"]+|[`'".,;:]+$/g, '');
+
+function markerOf(tag: string, rest: string): GoalMarker {
+  const body = rest.trim();
+  switch (tag) {
+    case 'GOAL':
+      return { kind: 'goal', text: body };
+    case 'CHECKPOINT': {
+      const m = CHECKPOINT_STATUS.exec(body);
+      if (!m) return { kind: 'checkpoint', text: body, status: 'pending' };
+      const word = m[1].toUpperCase();
+      const status: GoalCheckpointStatus = word === 'COMPLETED' || word === 'DONE' ? 'completed' : word === 'PENDING' ? 'pending' : 'in-progress';
+      return { kind: 'checkpoint', text: body.slice(0, m.index).trim(), status };
+    }
+    case 'DECISION': {
+      const m = DECISION_LOCK.exec(body);
+      if (!m) return { kind: 'decision', text: body, locked: false };
+      return { kind: 'decision', text: body.slice(0, m.index).trim(), locked: m[1].toUpperCase() === 'LOCKED' };
+    }
+    case 'ARTIFACT': {
+      const m = ARTIFACT_ACTION.exec(body);
+      if (!m) return { kind: 'artifact', text: body };
+      const verb = m[1].toLowerCase();
+      const action = verb === 'created' || verb === 'added' ? 'created' : verb === 'deleted' || verb === 'removed' ? 'deleted' : 'modified';
+      const path = unquotePath(m[2]);
+      return path ? { kind: 'artifact', text: body, action, path } : { kind: 'artifact', text: body, action };
+    }
+    default:
+      return { kind: 'next', text: body };
+  }
+}
+
+/** The goal markers of one text, in order. Markers in code blocks, inline code, quotes and quoted strings are not markers. */
+export function extractGoalMarkers(text: string): GoalMarker[] {
+  const out: GoalMarker[] = [];
+  let fence: { char: string; length: number } | undefined;
+  for (const raw of text.split(/\r?\n/)) {
+    const open = FENCE.exec(raw);
+    if (fence) {
+      const close = new RegExp(`^ {0,3}${fence.char === '`' ? '`' : '~'}{${fence.length},}\\s*$`);
+      if (close.test(raw)) fence = undefined;
+      continue;
+    }
+    if (open) {
+      fence = { char: open[1][0], length: open[1].length };
+      continue;
+    }
+    let line = raw.trimStart();
+    const bullet = BULLET.exec(line);
+    // Four columns of indentation make an indented code block, unless the line is a list item.
+    if (indentWidth(raw) >= 4 && !bullet) continue;
+    if (bullet) line = line.slice(bullet[0].length);
+    const m = MARKER.exec(line.trimEnd());
+    if (!m) continue;
+    const marker = markerOf(m[1], m[2]);
+    if (marker.text.length > 0) out.push(marker);
+  }
+  return out;
+}
+
+/** The markers of assistant text blocks only (seed 004: the LLM writes them; user text, tool output and thinking are never parsed). */
+export function goalMarkersOfMessages(messages: CanonicalMessage[]): GoalMarker[] {
+  const out: GoalMarker[] = [];
+  for (const m of messages) {
+    if (m.role !== 'assistant') continue;
+    for (const b of m.blocks) if (b.type === 'text') out.push(...extractGoalMarkers(b.text));
+  }
+  return out;
+}
+
+/** Marker texts match when they differ only in case and spacing. */
+export const markerKey = (text: string) => text.trim().replace(/\s+/g, ' ').toLowerCase();
+
+/**
+ * The record with the markers applied in order (pure; the input record is not changed): a later
+ * `[GOAL]` replaces the goal and a later `[NEXT]` the next step; checkpoints and decisions are
+ * keyed by their text, so a repeated checkpoint takes its latest status and a repeated decision
+ * is not duplicated; a locked decision stays locked (only `unlockDecision`, an explicit goal
+ * update, unlocks it); artifacts are deduplicated by text.
+ */
+export function applyGoalMarkers(record: GoalRecord, markers: GoalMarker[]): GoalRecord {
+  let goal = record.goal;
+  let nextStep = record.nextStep;
+  const checkpoints = [...record.checkpoints];
+  const decisions = [...record.decisions];
+  const artifacts = [...record.artifacts];
+  for (const marker of markers) {
+    const key = markerKey(marker.text);
+    switch (marker.kind) {
+      case 'goal':
+        goal = marker.text;
+        break;
+      case 'next':
+        nextStep = marker.text;
+        break;
+      case 'checkpoint': {
+        const i = checkpoints.findIndex((c) => markerKey(c.text) === key);
+        if (i < 0) checkpoints.push({ text: marker.text, status: marker.status });
+        else if (checkpoints[i].status !== marker.status) checkpoints[i] = { text: checkpoints[i].text, status: marker.status };
+        break;
+      }
+      case 'decision': {
+        const i = decisions.findIndex((d) => markerKey(d.text) === key);
+        if (i < 0) decisions.push({ text: marker.text, locked: marker.locked });
+        else if (marker.locked && !decisions[i].locked) decisions[i] = { text: decisions[i].text, locked: true };
+        break;
+      }
+      case 'artifact': {
+        if (artifacts.some((a) => markerKey(a.text) === key)) break;
+        const { kind: _kind, ...artifact } = marker;
+        artifacts.push(artifact);
+        break;
+      }
+    }
+  }
+  const out: GoalRecord = { ...record, checkpoints, decisions, artifacts };
+  if (goal !== undefined) out.goal = goal;
+  if (nextStep !== undefined) out.nextStep = nextStep;
+  return out;
+}
+
+/** The record folded from the assistant messages' markers, in order, over `base`. */
+export function goalRecordOf(messages: CanonicalMessage[], base: GoalRecord = EMPTY_GOAL_RECORD): GoalRecord {
+  return applyGoalMarkers(base, goalMarkersOfMessages(messages));
+}
+
+/** An explicit goal update (the goal API) unlocking a decision; the only way a locked decision unlocks. Pure. */
+export function unlockDecision(record: GoalRecord, text: string): GoalRecord {
+  const key = markerKey(text);
+  return { ...record, decisions: record.decisions.map((d) => (markerKey(d.text) === key && d.locked ? { text: d.text, locked: false } : d)) };
+}
+
+/** Seed 004's checkpoint signs: ✅ completed, 🔄 in progress, ⏳ pending. */
+export const GOAL_STATUS_SIGN: Record<GoalCheckpointStatus, string> = { completed: '✅', 'in-progress': '🔄', pending: '⏳' };
+
+/**
+ * The goal block: the text placed right after the system prompt in the context (SPEC.md
+ * "Context"), never compressed (seed 004 "Always Preserved": the active goal, all its
+ * checkpoints, locked decisions, artifacts and the next step; SPEC.md adds user constraints).
+ * Empty sections are left out; an empty record gives ''.
+ */
+export function renderGoalBlock(record: GoalRecord): string {
+  const sections: string[] = [];
+  if (record.goal) {
+    const head = [`ACTIVE GOAL: ${record.goal}`];
+    if (record.priority) head.push(`Priority: ${record.priority}`);
+    if (record.status) head.push(`Status: ${record.status}`);
+    sections.push(head.join('\n'));
+  }
+  if (record.checkpoints.length > 0) sections.push(['CHECKPOINTS:', ...record.checkpoints.map((c) => `${GOAL_STATUS_SIGN[c.status]} ${c.text}`)].join('\n'));
+  const locked = record.decisions.filter((d) => d.locked);
+  if (locked.length > 0) sections.push(['LOCKED DECISIONS:', ...locked.map((d) => `🔒 ${d.text}`)].join('\n'));
+  const constraints = record.constraints ?? [];
+  if (constraints.length > 0) sections.push(['USER CONSTRAINTS:', ...constraints.map((c) => `- ${c}`)].join('\n'));
+  if (record.artifacts.length > 0) sections.push(['ARTIFACTS:', ...record.artifacts.map((a) => `- ${a.text}`)].join('\n'));
+  if (record.nextStep) sections.push(`NEXT: ${record.nextStep}`);
+  return sections.join('\n\n');
+}

@@ -1,0 +1,73 @@
+import { ParamLayer, resolveParams } from '../policy/params';
+import { PolicyInput, PresetName } from '../policy/presets';
+import { BALANCED, BALANCED_DEFAULTS } from './balanced';
+import { ProtectionPolicy } from './protection';
+import { CHECKPOINT_AGING } from './checkpoint-aging';
+import { FACTOR3 } from './factor3';
+import { OFFLOAD_COMPACT } from './offload-compact';
+import { WATERMARK } from './watermark';
+import { TWO_LAYER } from './two-layer';
+import { PresetDefinition } from './preset';
+import { CompactionInput, CompactionOutcome } from './types';
+
+// Parameters differ per preset; the registry hands each run the params its own defaults resolved to.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyPreset = PresetDefinition<any>;
+
+/** The presets of SPEC.md's table whose stages the engine runs. */
+const PRESETS: Partial<Record<PresetName, AnyPreset>> = {
+  balanced: BALANCED,
+  'checkpoint-aging': CHECKPOINT_AGING,
+  factor3: FACTOR3,
+  'two-layer': TWO_LAYER,
+  watermark: WATERMARK,
+  'offload-compact': OFFLOAD_COMPACT,
+};
+
+export function presetDefinition(name: PresetName): AnyPreset | undefined {
+  return PRESETS[name];
+}
+
+export function isPresetImplemented(name: string): boolean {
+  return name in PRESETS;
+}
+
+/** Keys of a policy's overrides that configure the trigger, not the stages. */
+const TRIGGER_KEYS = new Set(['triggerFraction']);
+
+/**
+ * The parameters a run uses: the preset's defaults, then the environment layer
+ * (`COMPACTOR_COMPACT_*`, already mapped to parameter paths), then the session's overrides.
+ * Throws `ValidationFailed` naming the field when an override is unknown or mistyped.
+ */
+export function resolvePresetParams(policy: PolicyInput, env: Record<string, unknown> = {}): object {
+  const preset = PRESETS[policy.preset];
+  if (!preset) throw new Error(`preset ${policy.preset} has no stages`);
+  // A trigger key the preset does not declare configures only the scheduler; one it declares reaches its run too.
+  const overrides = Object.fromEntries(Object.entries(policy.overrides ?? {}).filter(([k]) => !TRIGGER_KEYS.has(k) || k in preset.defaults));
+  const layers: ParamLayer[] = [
+    { source: 'environment', values: env },
+    { source: 'policy.overrides', values: overrides },
+  ];
+  return resolveParams(preset.defaults, ...layers);
+}
+
+/** Runs one compaction of the session's preset. */
+export async function runPreset(policy: PolicyInput, input: CompactionInput, env: Record<string, unknown> = {}): Promise<CompactionOutcome> {
+  const preset = PRESETS[policy.preset];
+  if (!preset) throw new Error(`preset ${policy.preset} has no stages`);
+  return preset.run(input, resolvePresetParams(policy, env));
+}
+
+/**
+ * The protection policy a session's preset declares (Guarantee 3), for the read-time fallback of
+ * Guarantee 4; `balanced`'s when the preset has none of its own or its overrides no longer validate.
+ */
+export function presetProtection(policy: PolicyInput): ProtectionPolicy {
+  try {
+    const params = resolvePresetParams(policy) as { protection?: Partial<ProtectionPolicy> };
+    return { ...BALANCED_DEFAULTS.protection, ...(params.protection ?? {}) };
+  } catch {
+    return BALANCED_DEFAULTS.protection;
+  }
+}

@@ -1,0 +1,280 @@
+import { Block, CanonicalMessage } from '../messages/canonical';
+import { isRecord, isThinking, toolUseIdOf } from '../messages/util';
+import { PresetDefinition } from './preset';
+import { CompactionEvent, CompactionInput, CompactionOutcome, CountMessage, SessionMessage } from './types';
+import { applyPrefix, Checkpoint, checkpointMessage, Treatment, VersionPrefix } from './version';
+
+/**
+ * `watermark` (seed 001, SPEC.md "Policies"): a call to a checkpoint tool
+ * (`compress_to_checkpoint`) marks a task boundary. The watermark is the seq of the latest such
+ * call; before it, tool_use and tool_result blocks are removed while the conversational text
+ * stays, and messages left empty are dropped. The watermark lives in the version prefix and
+ * only advances. It bounds only this stage (Guarantee 3): the latest-N protection does not
+ * apply, while system prompts and (by default) pinned messages are kept.
+ */
+export interface WatermarkParams {
+  /**
+   * Calls to these tools mark a checkpoint. Seed 001 uses `compress_to_checkpoint` and, in its
+   * own setup, `mcp__nisaba__deactivate_augments`. An MCP-qualified name (`mcp__<server>__<tool>`)
+   * matches its bare tool name.
+   */
+  checkpointToolNames: string[];
+  /** Pinned messages (and the tool exchange they are part of) keep their tool blocks (Guarantee 3). */
+  keepPinned: boolean;
+  /** Read by `presetTrigger`: the fill level at which a threshold compaction is scheduled. */
+  triggerFraction: number;
+  /** A run saving less than max(minSavingFraction × budget, minSavingTokens) is skipped (Guarantee 5). */
+  minSavingFraction: number;
+  minSavingTokens: number;
+}
+
+export const WATERMARK_DEFAULTS: WatermarkParams = {
+  checkpointToolNames: ['compress_to_checkpoint'],
+  keepPinned: true,
+  triggerFraction: 0.8,
+  minSavingFraction: 0.05,
+  minSavingTokens: 1_000,
+};
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+const sumTokens = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);
+
+/** Whether a tool name is one of the checkpoint tools, bare or MCP-qualified. */
+export function isCheckpointTool(name: string, checkpointToolNames: readonly string[]): boolean {
+  return checkpointToolNames.some((n) => n.length > 0 && (name === n || (name.startsWith('mcp__') && name.endsWith(`__${n}`) && name.length > n.length + 7)));
+}
+
+/** A tool call's name: tool_use, or an OpenAI call of another type kept opaque (`function.name` / `custom.name`). */
+function callName(block: Block): string | undefined {
+  if (block.type === 'tool_use') return block.name;
+  if (toolUseIdOf(block) === undefined || block.type !== 'opaque' || !isRecord(block.raw)) return undefined;
+  for (const key of ['function', 'custom']) {
+    const inner = block.raw[key];
+    if (isRecord(inner) && typeof inner.name === 'string') return inner.name;
+  }
+  return undefined;
+}
+
+export interface WatermarkCall {
+  seq: number;
+  toolUseId: string;
+  name: string;
+}
+
+/** The latest checkpoint tool call in the history (seed 001 edge case 3: the watermark advances to the most recent one). */
+export function findWatermarkCall(history: SessionMessage[], checkpointToolNames: readonly string[]): WatermarkCall | undefined {
+  for (let i = history.length - 1; i >= 0; i -= 1) {
+    const m = history[i];
+    if (m.message.role !== 'assistant') continue;
+    for (let j = m.message.blocks.length - 1; j >= 0; j -= 1) {
+      const b = m.message.blocks[j];
+      const name = callName(b);
+      const id = toolUseIdOf(b);
+      if (name !== undefined && id !== undefined && isCheckpointTool(name, checkpointToolNames)) return { seq: m.seq, toolUseId: id, name };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * `POST /v1/sessions/:id/watermarks`: a new prefix whose watermark is `seq`. The watermark only
+ * advances: a seq at or before the current one gives back the same prefix with `advanced: false`.
+ */
+export function advanceWatermark(prefix: VersionPrefix, seq: number): { prefix: VersionPrefix; advanced: boolean; reason?: 'invalid-seq' | 'not-after-current' } {
+  if (!Number.isSafeInteger(seq) || seq < 1) return { prefix, advanced: false, reason: 'invalid-seq' };
+  if (prefix.watermarkSeq !== undefined && seq <= prefix.watermarkSeq) return { prefix, advanced: false, reason: 'not-after-current' };
+  return { prefix: { ...prefix, watermarkSeq: seq }, advanced: true };
+}
+
+/** Anthropic server-side tool blocks (`server_tool_use`, `web_search_tool_result`, `mcp_tool_use`, …): a call and its result in one message. */
+const isServerToolBlock = (b: Block) => b.type === 'opaque' && isRecord(b.raw) && typeof b.raw.type === 'string' && /(^|_)tool_use$|_tool_result$/.test(b.raw.type);
+const isToolBlock = (b: Block) => b.type === 'tool_result' || toolUseIdOf(b) !== undefined || isServerToolBlock(b);
+
+/**
+ * The tool pairs of a message list, by message index: a result answers the latest call with its
+ * id before it (so ids reused after an answer, as SWE-agent replays do, pair correctly). `open`
+ * holds the messages with a call that no later message answers yet: its result may still come,
+ * so a stage that removes or rewrites messages leaves them alone.
+ */
+export function toolPairLinks(messages: SessionMessage[]): { links: Map<number, number[]>; open: Set<number> } {
+  const links = new Map<number, number[]>();
+  const link = (a: number, b: number) => {
+    links.set(a, [...(links.get(a) ?? []), b]);
+    links.set(b, [...(links.get(b) ?? []), a]);
+  };
+  const lastCall = new Map<string, number>();
+  const unanswered = new Map<string, number>();
+  messages.forEach((m, i) => {
+    for (const b of m.message.blocks) {
+      const id = toolUseIdOf(b);
+      if (id !== undefined) {
+        lastCall.set(id, i);
+        unanswered.set(id, i);
+      } else if (b.type === 'tool_result') {
+        const at = lastCall.get(b.toolUseId);
+        if (at !== undefined && at !== i) link(at, i);
+        unanswered.delete(b.toolUseId);
+      }
+    }
+  });
+  return { links, open: new Set(unanswered.values()) };
+}
+
+/** `seeds` (indexes) plus every message linked to one of them by a tool pair, transitively. */
+export function closeOverToolPairs(links: Map<number, number[]>, seeds: Iterable<number>): Set<number> {
+  const out = new Set(seeds);
+  const queue = [...out];
+  while (queue.length > 0) {
+    const i = queue.pop() as number;
+    for (const j of links.get(i) ?? []) {
+      if (!out.has(j)) {
+        out.add(j);
+        queue.push(j);
+      }
+    }
+  }
+  return out;
+}
+
+export interface WatermarkStripResult {
+  messages: SessionMessage[];
+  treatments: Record<number, Treatment>;
+  blocksRemoved: number;
+  dropped: number[];
+  compressed: number[];
+}
+
+/**
+ * Seed 001's block-level filtering on a context: every message before `boundarySeq` loses its
+ * tool_use / tool_result blocks (assistant text and user text stay); a message left empty, a
+ * `tool` message (OpenAI's form of a user turn's results) and an assistant turn with thinking
+ * (thinking is never edited, Guarantee 2) are dropped whole. Messages at or after the
+ * boundary, system messages, `keep`'s messages and calls still waiting for their result stay
+ * unchanged, together with every message that holds the other half of one of their tool pairs,
+ * so no pair is ever split.
+ */
+export function stripToolBlocksBefore(
+  context: SessionMessage[],
+  boundarySeq: number,
+  keep: (m: SessionMessage) => boolean,
+  count: CountMessage,
+): WatermarkStripResult {
+  const { links, open } = toolPairLinks(context);
+  const seeds = context.flatMap((m, i) => (m.seq >= boundarySeq || m.message.role === 'system' || open.has(i) || keep(m) ? [i] : []));
+  const kept = closeOverToolPairs(links, seeds);
+
+  const treatments: Record<number, Treatment> = {};
+  const dropped: number[] = [];
+  const compressed: number[] = [];
+  let blocksRemoved = 0;
+  const out: SessionMessage[] = [];
+  context.forEach((m, i) => {
+    if (kept.has(i)) {
+      out.push(m);
+      return;
+    }
+    const blocks = m.message.blocks.filter((b) => !isToolBlock(b));
+    const removed = m.message.blocks.length - blocks.length;
+    if (removed === 0) {
+      out.push(m);
+      return;
+    }
+    blocksRemoved += removed;
+    const wholeTurn = blocks.length === 0 || m.message.role === 'tool' || m.message.blocks.some(isThinking);
+    if (wholeTurn) {
+      treatments[m.seq] = { kind: 'dropped', stage: 'watermark' };
+      dropped.push(m.seq);
+      return;
+    }
+    const message: CanonicalMessage = { ...m.message, blocks };
+    const tokens = count(message);
+    treatments[m.seq] = { kind: 'compressed', message, tokens, stage: 'watermark' };
+    compressed.push(m.seq);
+    out.push({ seq: m.seq, message, tokens });
+  });
+  return { messages: out, treatments, blocksRemoved, dropped, compressed };
+}
+
+/**
+ * One `watermark` run: resolve the watermark (the latest checkpoint call, or the prefix's own
+ * when later), then strip tool blocks before it. Seed 001's edge cases: no checkpoint call and
+ * no watermark, or a watermark that is not in the history, is no compression with a warning.
+ */
+export async function compactWatermark(input: CompactionInput, params: WatermarkParams = WATERMARK_DEFAULTS): Promise<CompactionOutcome> {
+  const checkpointTokens = (c: Checkpoint) => input.countMessage(checkpointMessage(c));
+  const context = applyPrefix(input.prefix, input.history, checkpointTokens);
+  const tokensBefore = sumTokens(context);
+  const steps = ['watermark'];
+  const events: CompactionEvent[] = [];
+  const unchanged = (reason: string): CompactionOutcome => ({
+    status: 'skipped',
+    reason,
+    prefix: input.prefix,
+    tokensBefore,
+    tokensAfter: tokensBefore,
+    steps,
+    usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+    llmCalls: 0,
+    artifacts: [],
+    events: [...events, { type: 'compression-skipped', line: `Compaction skipped: ${reason}` }],
+  });
+
+  const call = findWatermarkCall(input.history, params.checkpointToolNames);
+  const current = input.prefix.watermarkSeq;
+  if (call === undefined && current === undefined) {
+    events.push({ type: 'warning', line: `Checkpoint tool ${params.checkpointToolNames.join(' / ')} not found in conversation history` });
+    return unchanged('watermark-not-found');
+  }
+  // Only advances: a prefix whose watermark is later than the latest call keeps it.
+  const watermark = Math.max(current ?? 0, call?.seq ?? 0);
+  const advanced = current === undefined || watermark > current;
+  if (!input.history.some((m) => m.seq === watermark)) {
+    events.push({ type: 'warning', line: `Watermark ${watermark} not found - no compression applied` });
+    return unchanged('watermark-not-found');
+  }
+
+  const stripped = stripToolBlocksBefore(context, watermark, (m) => params.keepPinned && m.message.pinned === true, input.countMessage);
+  const treatments: Record<number, Treatment> = { ...input.prefix.treatments, ...stripped.treatments };
+  const touched = [...stripped.dropped, ...stripped.compressed];
+  if (touched.length === 0 && !advanced) return unchanged('nothing-before-watermark');
+  const prefix: VersionPrefix = {
+    ...input.prefix,
+    coversThroughSeq: Math.max(input.prefix.coversThroughSeq, ...touched),
+    treatments,
+    watermarkSeq: watermark,
+  };
+  const tokensAfter = sumTokens(applyPrefix(prefix, input.history, checkpointTokens));
+  const minSaving = Math.max(Math.floor(params.minSavingFraction * input.budget), params.minSavingTokens);
+  if (tokensAfter > tokensBefore) return unchanged('no-saving');
+  if (tokensBefore - tokensAfter < minSaving) return unchanged(`saving-below-minimum (${fmt(tokensBefore - tokensAfter)} < ${fmt(minSaving)} tokens)`);
+
+  if (advanced) {
+    const by = call !== undefined && call.seq === watermark ? ` (${call.name} call ${call.toolUseId})` : '';
+    events.push({ type: 'watermark-advanced', line: `Watermark advanced to message ${watermark}${by}` });
+  }
+  events.push({
+    type: 'compressed',
+    line:
+      `Compressed ${fmt(stripped.blocksRemoved)} tool blocks before watermark (message ${watermark}): ` +
+      `${fmt(stripped.dropped.length)} messages removed, ${fmt(stripped.compressed.length)} shortened (saved ~${fmt(tokensBefore - tokensAfter)} tokens)`,
+  });
+  return {
+    status: 'succeeded',
+    prefix,
+    tokensBefore,
+    tokensAfter,
+    steps,
+    usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
+    llmCalls: 0,
+    events,
+    artifacts: [],
+    stats: { watermarkSeq: watermark, blocksRemoved: stripped.blocksRemoved, messagesRemoved: stripped.dropped.length },
+  };
+}
+
+export const WATERMARK: PresetDefinition<WatermarkParams> = {
+  name: 'watermark',
+  source: 'seed 001',
+  defaults: WATERMARK_DEFAULTS,
+  run: compactWatermark,
+};
