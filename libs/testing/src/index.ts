@@ -2,3 +2,4 @@ export * from './test-database';
 export * from './test-redis';
 export * from './poll';
 export * from './built-app';
+export * from './fake-llm';
