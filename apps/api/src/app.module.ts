@@ -12,13 +12,19 @@ import { KeysService } from './keys/keys.service';
 import { LOGGER } from './logging/logger';
 import { MetricsController } from './metrics/metrics.controller';
 import { MetricsService } from './metrics/metrics.service';
-import { RedisLifecycle, redisProvider } from './redis.provider';
+import { REDIS, RedisLifecycle, redisProvider } from './redis.provider';
 import { AppendService } from './sessions/append.service';
 import { ContextService } from './sessions/context.service';
 import { SessionUpdateService } from './sessions/session-update.service';
 import { SessionsController } from './sessions/sessions.controller';
 import { SessionsService } from './sessions/sessions.service';
 import { MessageTokenCounter } from './tokens/message-token-counter';
+import { CompactionScheduler } from './compaction/compaction-scheduler';
+import { ArtifactsController } from './compaction/artifacts.controller';
+import { CompactionController } from './compaction/compaction.controller';
+import { CompactionService } from './compaction/compaction.service';
+import { JobQueue } from '@compactor/jobs';
+import type { Redis } from 'ioredis';
 
 @Module({})
 export class AppModule {
@@ -26,7 +32,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [PersistenceModule.forRoot({ databaseUrl: config.DATABASE_URL })],
-      controllers: [HealthController, MetricsController, KeysController, SessionsController],
+      controllers: [HealthController, MetricsController, KeysController, SessionsController, CompactionController, ArtifactsController],
       providers: [
         { provide: API_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
@@ -42,6 +48,13 @@ export class AppModule {
         AppendService,
         ContextService,
         MessageTokenCounter,
+        {
+          provide: JobQueue,
+          inject: [REDIS],
+          useFactory: (redis: Redis) => new JobQueue(redis, config.QUEUE_PREFIX),
+        },
+        CompactionScheduler,
+        CompactionService,
       ],
     };
   }

@@ -1,17 +1,21 @@
 import 'reflect-metadata';
 import { ConfigError, maskUrl } from '@compactor/config';
 import { checkRedis } from '@compactor/jobs';
+import { describeSummarizerConfig, parseSummarizerConfig, SummarizerConfigError } from '@compactor/llm';
 import { checkPostgres } from '@compactor/persistence';
 import { NestFactory } from '@nestjs/core';
-import { loadWorkerConfig } from './config/worker-config';
+import { compactionEnvParams, loadWorkerConfig } from './config/worker-config';
+import { ValidationFailed } from '@compactor/compaction';
 import { WorkerModule } from './worker.module';
 
 async function bootstrap(): Promise<void> {
   let config;
   try {
     config = loadWorkerConfig();
+    parseSummarizerConfig(config);
+    compactionEnvParams(config);
   } catch (error) {
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof SummarizerConfigError || error instanceof ValidationFailed) {
       console.error(error.message);
       process.exit(1);
     }
@@ -31,7 +35,8 @@ async function bootstrap(): Promise<void> {
     logger: config.LOG_LEVEL === 'silent' ? false : ['log', 'warn', 'error'],
   });
   await app.init();
-  console.log('Compactor worker started');
+  const summarizer = describeSummarizerConfig(parseSummarizerConfig(config));
+  console.log(`Compactor worker started (summarizer: ${summarizer.provider}${summarizer.provider === 'local' ? '' : ` ${summarizer.model} at ${summarizer.endpoint}`})`);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

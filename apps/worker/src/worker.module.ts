@@ -1,11 +1,13 @@
 import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { createRedisConnection, JobQueue } from '@compactor/jobs';
+import { createSummarizer } from '@compactor/llm';
 import { PersistenceModule } from '@compactor/persistence';
 import type { Redis } from 'ioredis';
-import { WORKER_CONFIG, WorkerConfig } from './config/worker-config';
+import { compactionEnvParams, WORKER_CONFIG, WorkerConfig } from './config/worker-config';
 import { JobRunner, WORKER_REDIS } from './jobs/job-runner';
 import { MaintenanceService } from './maintenance/maintenance.service';
+import { COMPACTION_ENV_PARAMS, CompactionService, SUMMARIZER } from './compaction/compaction.service';
 
 @Module({})
 export class WorkerModule implements OnApplicationShutdown {
@@ -23,8 +25,11 @@ export class WorkerModule implements OnApplicationShutdown {
           inject: [WORKER_REDIS],
           useFactory: (redis: Redis) => new JobQueue(redis, config.QUEUE_PREFIX),
         },
+        { provide: SUMMARIZER, useFactory: () => createSummarizer(config) },
+        { provide: COMPACTION_ENV_PARAMS, useValue: compactionEnvParams(config) },
         JobRunner,
         MaintenanceService,
+        CompactionService,
       ],
     };
   }

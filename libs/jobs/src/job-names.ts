@@ -2,10 +2,12 @@ import { z } from 'zod';
 
 export enum QueueName {
   Maintenance = 'maintenance',
+  Compaction = 'compaction',
 }
 
 export enum JobName {
   ExpireIdempotencyRecords = 'idempotency.expire',
+  Compact = 'session.compact',
 }
 
 /** Payload schemas, parsed when a job is consumed: payloads are never trusted by type alone. */
@@ -14,10 +16,26 @@ export const jobPayloadSchemas = {
     /** Keys older than this are forgotten; a retried append after that applies again. */
     olderThanHours: z.number().int().positive().max(24 * 365),
   }),
+  [JobName.Compact]: z.object({
+    /** The compaction_jobs row this run reports to. */
+    jobId: z.uuid(),
+    sessionId: z.uuid(),
+    tenantId: z.uuid(),
+  }),
 } satisfies Record<JobName, z.ZodType>;
 
 export const jobQueues: Record<JobName, QueueName> = {
   [JobName.ExpireIdempotencyRecords]: QueueName.Maintenance,
+  [JobName.Compact]: QueueName.Compaction,
 };
+
+/**
+ * One compaction per session at a time, and no trigger lost: while a session's compaction
+ * runs, the latest trigger waits as one job that starts when the running one ends
+ * (BullMQ deduplication with keepLastIfActive).
+ */
+export function compactionJobOptions(sessionId: string) {
+  return { deduplication: { id: `compact:${sessionId}`, keepLastIfActive: true } };
+}
 
 export type JobPayload<N extends JobName> = z.infer<(typeof jobPayloadSchemas)[N]>;

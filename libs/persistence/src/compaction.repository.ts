@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { CheckpointLevel, CompactionStatus, CompactionTrigger, Prisma } from './generated/prisma/client';
 import { PrismaService } from './prisma.service';
 
@@ -15,6 +15,10 @@ export interface CheckpointData {
   tokens: number;
   originalTokens: number;
   agedFromId?: string;
+  /** Seed 004's extracted facts, stored with a new checkpoint row. */
+  keyDecisions?: string[];
+  filesModified?: string[];
+  nextSteps?: string[];
 }
 
 /** The head version's compacted prefix (libs/compaction `VersionPrefix`). */
@@ -24,6 +28,7 @@ export interface HeadPrefix {
   coversThroughSeq: number;
   treatments: Record<string, unknown>;
   checkpoints: CheckpointData[];
+  watermarkSeq?: number;
 }
 
 export interface JobRecord {
@@ -31,6 +36,7 @@ export interface JobRecord {
   sessionId: string;
   tenantId: string;
   trigger: CompactionTrigger;
+  dryRun: boolean;
   status: CompactionStatus;
   reason: string | null;
   steps: unknown;
@@ -49,18 +55,37 @@ export interface JobRecord {
   finishedAt: Date | null;
 }
 
+/** Offloaded content a compaction produced (libs/compaction `ArtifactOutput`). */
+export interface ArtifactData {
+  id: string;
+  seq: number;
+  toolUseId?: string;
+  toolName?: string;
+  content: string;
+  tokens: number;
+}
+
 export interface CommitRequest {
   sessionId: string;
   tenantId: string;
-  jobId: string;
+  /** The compaction job that wrote the version (none for a watermark advanced over the API). */
+  jobId?: string;
+  /** Default `compaction`. */
+  cause?: 'compaction' | 'watermark';
   /** The head the compaction started from; the result applies only if it is still the head (compare-and-swap). */
   baseVersionId: string | null;
   coversThroughSeq: number;
   treatments: Record<string, unknown>;
   checkpoints: CheckpointData[];
+  watermarkSeq?: number;
+  /** New offloaded content, stored byte-exact in the same transaction. */
+  artifacts?: ArtifactData[];
+  /** Every artifact the new version refers to (new and earlier ones). */
+  artifactIds?: string[];
   prefixTokens: number;
-  contextTokens: number;
-  utilization: number;
+  /** Tokens of the new context through `loadedThroughSeq`; messages appended since are added in the same statement. Undefined keeps the session's count. */
+  contextTokens?: number;
+  loadedThroughSeq: number;
   budget: number;
   threshold: number;
   events: { type: string; line: string }[];
@@ -72,8 +97,8 @@ const toJob = (row: Prisma.CompactionJobGetPayload<object>): JobRecord => ({ ...
 export class CompactionRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  async createJob(data: { sessionId: string; tenantId: string; trigger: CompactionTrigger; policy: Prisma.InputJsonValue; dryRun?: boolean }): Promise<string> {
-    const job = await this.prisma.compactionJob.create({ data: { id: randomUUID(), ...data }, select: { id: true } });
+  async createJob(data: { id?: string; sessionId: string; tenantId: string; trigger: CompactionTrigger; policy: Prisma.InputJsonValue; dryRun?: boolean }): Promise<string> {
+    const job = await this.prisma.compactionJob.create({ data: { ...data, id: data.id ?? randomUUID() }, select: { id: true } });
     return job.id;
   }
 
@@ -82,13 +107,29 @@ export class CompactionRepository {
     return row ? toJob(row) : null;
   }
 
+  /** A job with the names a client knows it by: the session's id and the result's version number. */
+  async findJobView(tenantId: string, id: string): Promise<(JobRecord & { sessionExternalId: string; resultVersion: number | null }) | null> {
+    const row = await this.prisma.compactionJob.findFirst({ where: { id, tenantId }, include: { session: { select: { externalId: true } } } });
+    if (!row) return null;
+    const { session, ...job } = row;
+    const version = job.resultVersionId ? await this.prisma.contextVersion.findUnique({ where: { id: job.resultVersionId }, select: { number: true } }) : null;
+    return { ...toJob(job), sessionExternalId: session.externalId, resultVersion: version?.number ?? null };
+  }
+
   async startJob(id: string): Promise<JobRecord | null> {
     const { count } = await this.prisma.compactionJob.updateMany({
       where: { id, status: { in: ['queued', 'running'] } },
       data: { status: 'running', startedAt: new Date(), attempts: { increment: 1 } },
     });
     if (count === 0) return null;
-    return toJob(await this.prisma.compactionJob.findUniqueOrThrow({ where: { id } }));
+    const job = toJob(await this.prisma.compactionJob.findUniqueOrThrow({ where: { id } }));
+    // Triggers that BullMQ folded into this run (deduplication keeps only the latest) are answered by it.
+    if (job.dryRun) return job;
+    await this.prisma.compactionJob.updateMany({
+      where: { sessionId: job.sessionId, status: 'queued', dryRun: false, createdAt: { lte: job.createdAt }, id: { not: id } },
+      data: { status: 'skipped', reason: `superseded-by:${id}`, finishedAt: new Date() },
+    });
+    return job;
   }
 
   async finishJob(
@@ -112,6 +153,36 @@ export class CompactionRepository {
     await this.prisma.compactionJob.update({ where: { id }, data: { ...data, finishedAt: new Date() } });
   }
 
+  /**
+   * Deletes the session's artifacts that nothing refers to any more (seed 003's "delete the
+   * offload files", under SPEC.md's rule): no version refers to them. Returns how many went.
+   */
+  async deleteUnreferencedArtifacts(sessionId: string): Promise<number> {
+    return this.prisma.$executeRaw`
+      DELETE FROM artifacts a WHERE a.session_id = ${sessionId}::uuid
+        AND NOT EXISTS (SELECT 1 FROM version_artifacts va WHERE va.session_id = a.session_id AND va.artifact_id = a.id)`;
+  }
+
+  /** An artifact of one of the tenant's sessions, byte-exact. */
+  async findArtifact(tenantId: string, id: string) {
+    return this.prisma.artifact.findFirst({
+      where: { id, session: { tenantId } },
+      select: { id: true, content: true, mediaType: true, bytes: true, sha256: true, seq: true, toolUseId: true, toolName: true, session: { select: { externalId: true } } },
+    });
+  }
+
+  /** Outputs of expensive steps saved during a run (LLM summaries by request hash), so a retry never pays twice. */
+  async intermediate(id: string): Promise<Record<string, unknown>> {
+    const job = await this.prisma.compactionJob.findUnique({ where: { id }, select: { intermediate: true } });
+    return (job?.intermediate as Record<string, unknown> | undefined) ?? {};
+  }
+
+  /** Adds one key to the job's saved outputs in a single statement (concurrent keys never overwrite each other). */
+  async saveIntermediate(id: string, key: string, value: Prisma.InputJsonValue): Promise<void> {
+    await this.prisma.$executeRaw`
+      UPDATE compaction_jobs SET intermediate = intermediate || jsonb_build_object(${key}::text, ${JSON.stringify(value)}::jsonb) WHERE id = ${id}::uuid`;
+  }
+
   async event(sessionId: string, tenantId: string, type: string, line: string, data: Prisma.InputJsonValue = {}): Promise<void> {
     await this.prisma.event.create({ data: { sessionId, tenantId, type, line, data } });
   }
@@ -129,6 +200,7 @@ export class CompactionRepository {
       number: version.number,
       coversThroughSeq: version.coversThroughSeq,
       treatments: version.treatments as Record<string, unknown>,
+      ...(version.watermarkSeq !== null ? { watermarkSeq: version.watermarkSeq } : {}),
       checkpoints: version.checkpoints.map(({ checkpoint: c }) => ({
         id: c.contentId,
         fromSeq: c.fromSeq,
@@ -175,7 +247,10 @@ export class CompactionRepository {
             tokens: c.tokens,
             originalTokens: c.originalTokens,
             agedFromId: agedFrom?.id ?? null,
-            compactionJobId: request.jobId,
+            keyDecisions: c.keyDecisions ?? [],
+            filesModified: c.filesModified ?? [],
+            nextSteps: c.nextSteps ?? [],
+            compactionJobId: request.jobId ?? null,
           },
           select: { id: true },
         });
@@ -187,35 +262,75 @@ export class CompactionRepository {
           sessionId: request.sessionId,
           number: (last?.number ?? 0) + 1,
           parentId: request.baseVersionId,
-          cause: 'compaction',
+          cause: request.cause ?? 'compaction',
           coversThroughSeq: request.coversThroughSeq,
           treatments: request.treatments as Prisma.InputJsonValue,
+          watermarkSeq: request.watermarkSeq ?? null,
           prefixTokens: request.prefixTokens,
-          compactionJobId: request.jobId,
+          compactionJobId: request.jobId ?? null,
           checkpoints: { create: rowIds.map((checkpointId, position) => ({ checkpointId, position })) },
         },
       });
+      if (request.artifacts?.length) {
+        await tx.artifact.createMany({
+          data: request.artifacts.map((a) => {
+            const content = Buffer.from(a.content, 'utf8');
+            return {
+              sessionId: request.sessionId,
+              id: a.id,
+              seq: a.seq,
+              toolUseId: a.toolUseId ?? null,
+              toolName: a.toolName ?? null,
+              content,
+              bytes: content.length,
+              tokens: a.tokens,
+              sha256: createHash('sha256').update(content).digest('hex'),
+            };
+          }),
+          skipDuplicates: true,
+        });
+      }
+      if (request.artifactIds?.length) {
+        await tx.versionArtifact.createMany({
+          data: [...new Set(request.artifactIds)].map((artifactId) => ({ versionId, sessionId: request.sessionId, artifactId })),
+        });
+      }
       const now = new Date();
-      const lastSeq = await tx.session.update({
-        where: { id: request.sessionId },
-        data: { headVersionId: versionId, contextTokens: request.contextTokens, utilization: request.utilization, compactions: { increment: 1 } },
-        select: { lastSeq: true },
-      });
-      await tx.usagePoint.create({
-        data: {
-          sessionId: request.sessionId,
-          kind: 'compaction',
-          seq: lastSeq.lastSeq,
-          contextTokens: request.contextTokens,
-          budget: request.budget,
-          threshold: request.threshold,
-          compactionJobId: request.jobId,
-          createdAt: now,
-        },
-      });
+      if (request.contextTokens === undefined) {
+        await tx.session.update({ where: { id: request.sessionId }, data: { headVersionId: versionId, updatedAt: now } });
+      } else {
+        // Messages appended while the compaction ran stay live (Guarantee 6): their tokens count on top.
+        const [updated] = await tx.$queryRaw<{ lastSeq: number; contextTokens: number }[]>`
+          UPDATE sessions SET head_version_id = ${versionId}::uuid, compactions = compactions + 1, updated_at = ${now},
+            context_tokens = ${request.contextTokens} + COALESCE(
+              (SELECT sum(tokens)::int FROM messages WHERE session_id = ${request.sessionId}::uuid AND seq > ${request.loadedThroughSeq}), 0),
+            utilization = CASE WHEN ${request.budget} > 0 THEN round(((${request.contextTokens} + COALESCE(
+              (SELECT sum(tokens)::int FROM messages WHERE session_id = ${request.sessionId}::uuid AND seq > ${request.loadedThroughSeq}), 0))::numeric / ${request.budget}), 6)::float8 ELSE 1 END
+          WHERE id = ${request.sessionId}::uuid
+          RETURNING last_seq AS "lastSeq", context_tokens AS "contextTokens"`;
+        await tx.usagePoint.create({
+          data: {
+            sessionId: request.sessionId,
+            kind: 'compaction',
+            seq: updated.lastSeq,
+            contextTokens: updated.contextTokens,
+            budget: request.budget,
+            threshold: request.threshold,
+            compactionJobId: request.jobId ?? null,
+            createdAt: now,
+          },
+        });
+      }
       if (request.events.length) {
         await tx.event.createMany({
-          data: request.events.map((e) => ({ sessionId: request.sessionId, tenantId: request.tenantId, type: e.type, line: e.line, data: { jobId: request.jobId }, createdAt: now })),
+          data: request.events.map((e) => ({
+            sessionId: request.sessionId,
+            tenantId: request.tenantId,
+            type: e.type,
+            line: e.line,
+            data: request.jobId ? { jobId: request.jobId } : {},
+            createdAt: now,
+          })),
         });
       }
       return versionId;

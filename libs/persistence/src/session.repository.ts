@@ -76,6 +76,11 @@ export class SessionRepository {
     return rows[0] ? toSessionRecord(rows[0]) : null;
   }
 
+  async findById(id: string): Promise<SessionRecord | null> {
+    const { rows } = await this.pg.pool.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1`, [id]);
+    return rows[0] ? toSessionRecord(rows[0]) : null;
+  }
+
   /** Creates the session; null when the tenant already has one with that id. */
   async create(tenantId: string, externalId: string, config: SessionConfig): Promise<SessionRecord | null> {
     try {

@@ -1,4 +1,4 @@
-import { spawnSync, SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, SpawnSyncReturns } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -17,4 +17,47 @@ export function runBuiltApp(app: 'api' | 'worker', env: Record<string, string>, 
     encoding: 'utf8',
     timeout: timeoutMs,
   });
+}
+
+export interface RunningApp {
+  /** Everything the process wrote so far (stdout and stderr). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a built app's entry point (dist/) as its own process, as production runs it, and
+ * resolves once it printed `ready` (a worker next to a test API shares its database and queue
+ * prefix through `env`). Fails with the output if it exits or stays silent past the deadline.
+ */
+export async function startBuiltApp(app: 'api' | 'worker', env: Record<string, string>, ready: RegExp, timeoutMs = 30000): Promise<RunningApp> {
+  const main = join(root, `dist/apps/${app}/apps/${app}/src/main.js`);
+  if (!existsSync(main)) throw new Error(`${main} is missing: build first (npx nx run ${app}:build)`);
+  const child = spawn(process.execPath, [main], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => (output += String(d)));
+  child.stderr.on('data', (d) => (output += String(d)));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${app} did not start within ${timeoutMs} ms:\n${output}`)), timeoutMs);
+    const check = () => {
+      if (ready.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', check);
+    child.stderr.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${app} exited with ${code} before it was ready:\n${output}`));
+    });
+  });
+  return {
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

@@ -19,6 +19,8 @@ export const apiConfigSchema = z.object({
     .optional(),
   /** Per-process cache of assembled contexts (megabytes); 0 turns it off. Entries are checked against the session row on every read. */
   CONTEXT_CACHE_MB: z.coerce.number().int().min(0).max(65536).default(256),
+  /** How long `POST /v1/sessions/:id/compact` with dryRun waits for the workers before answering with the queued job. */
+  DRY_RUN_TIMEOUT_MS: positiveInt.max(600_000).default(60_000),
   /** How long a shutdown waits for in-flight requests before closing connections. */
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
 });

@@ -10,16 +10,28 @@ import {
   parseCanonicalMessages,
   parseOpenAIMessages,
   referencedForeignToolUseIds,
+  isCheckpointTool,
+  isPresetImplemented,
+  PolicyInput,
+  resolvePresetParams,
   validateSequence,
   ValidationFailed,
 } from '@compactor/compaction';
-import { AppendRepository, MessageRepository, NewMessageRow, Prisma, SessionRepository } from '@compactor/persistence';
+import { AppendRepository, MessageRepository, NewMessageRow, SessionRecord, Prisma, SessionRepository } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { CompactionScheduler } from '../compaction/compaction-scheduler';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
 import { AppendBody, AppendMessagesResponse } from './append.dto';
-import { policyJson, resolveSessionConfig, sessionUsage } from './session-config';
+import { policyJson, resolveSessionConfig, sessionPolicy, sessionUsage } from './session-config';
 import { metaOf } from '@compactor/persistence';
+
+/** Whether the batch calls the watermark tool of a `watermark` policy (seed 001's compress_to_checkpoint). */
+function watermarkCalled(policy: PolicyInput, messages: CanonicalMessage[]): boolean {
+  if (policy.preset !== 'watermark') return false;
+  const params = resolvePresetParams(policy) as { checkpointToolNames: string[] };
+  return messages.some((m) => m.blocks.some((b) => b.type === 'tool_use' && isCheckpointTool(b.name, params.checkpointToolNames)));
+}
 
 interface ParsedAppend {
   format: MessageFormat;
@@ -69,6 +81,7 @@ export class AppendService {
     private readonly appends: AppendRepository,
     private readonly messages: MessageRepository,
     private readonly counter: MessageTokenCounter,
+    private readonly scheduler: CompactionScheduler,
   ) {}
 
   async append(tenantId: string, externalId: string, body: AppendBody, idempotencyKey?: string): Promise<AppendMessagesResponse> {
@@ -89,6 +102,9 @@ export class AppendService {
     let tokens = await this.counter.count(messages, resolveModel(countedFor).spec);
     const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
 
+    let compactionJobId: string | undefined;
+    let trigger: 'threshold' | 'watermark' | undefined;
+    let scheduleFor: SessionRecord | undefined;
     const outcome = await this.appends.append({
       tenantId,
       externalId,
@@ -112,6 +128,12 @@ export class AppendService {
         const added = tokens.reduce((a, b) => a + b, 0);
         const systemAdded = messages.reduce((sum, m, i) => sum + (m.role === 'system' ? tokens[i] : 0), 0);
         const usage = sessionUsage(session, session.contextTokens + added, session.systemTokens + systemAdded);
+        // Crossing the threshold schedules a compaction once this append is committed.
+        const policy = sessionPolicy(session);
+        // Seed 001: a call of the watermark tool marks a checkpoint and compacts whatever the fill level.
+        trigger = watermarkCalled(policy, messages) ? 'watermark' : usage.contextTokens >= usage.threshold ? 'threshold' : undefined;
+        compactionJobId = trigger && isPresetImplemented(policy.preset) ? randomUUID() : undefined;
+        scheduleFor = session;
         const rows: NewMessageRow[] = messages.map((m, i) => ({
           role: m.role,
           blocks: m.blocks as unknown as Prisma.InputJsonValue,
@@ -138,17 +160,22 @@ export class AppendService {
               firstSeq,
               lastSeq,
               usage: { ...usage },
-              compaction: {
-                scheduled: false,
-                // The compaction engine is not wired yet: crossing the threshold is reported, not acted on.
-                reason: usage.contextTokens >= usage.threshold ? 'compaction-unavailable' : 'below-threshold',
-              },
+              compaction: compactionJobId
+                ? { scheduled: true, jobId: compactionJobId }
+                : {
+                    scheduled: false,
+                    reason:
+                      trigger === undefined
+                        ? 'below-threshold'
+                        : `preset-not-implemented:${sessionPolicy(session).preset}`,
+                  },
               ...(warnings.length > 0 ? { warnings } : {}),
             }) satisfies AppendMessagesResponse,
         };
       },
     });
     if (outcome.kind === 'key-reused') throw new IdempotencyKeyReused(idempotencyKey!);
+    if (outcome.kind === 'appended' && compactionJobId && scheduleFor) await this.scheduler.schedule(scheduleFor, trigger ?? 'threshold', { jobId: compactionJobId });
     return outcome.response as AppendMessagesResponse;
   }
 }

@@ -1,4 +1,4 @@
-import { CanonicalMessage } from '@compactor/compaction';
+import { CanonicalMessage, VersionPrefix } from '@compactor/compaction';
 import { SessionRecord } from '@compactor/persistence';
 
 export interface CachedMessage {
@@ -8,10 +8,18 @@ export interface CachedMessage {
 }
 
 /** What a session's context is assembled from, through one seq; immutable once built. */
+export interface CachedHead {
+  versionId: string;
+  number: number;
+  prefix: VersionPrefix;
+}
+
 export interface ContextSource {
   fingerprint: string;
   throughSeq: number;
   messages: readonly CachedMessage[];
+  /** The head version's prefix (loaded once per fingerprint, which names the head). */
+  head?: CachedHead | null;
   /** Response bodies already serialized (UTF-8) for this exact source, by format. */
   bodies: Map<string, Buffer>;
 }

@@ -1,12 +1,25 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CanonicalMessage, makeProviderValid, toAnthropic, toOpenAI } from '@compactor/compaction';
-import { MessageRepository, SessionRecord } from '@compactor/persistence';
+import {
+  applyPrefix,
+  BudgetTooSmall,
+  CanonicalMessage,
+  checkpointMessage,
+  fitToBudget,
+  makeProviderValid,
+  messageCounter,
+  presetProtection,
+  SessionMessage,
+  toAnthropic,
+  toOpenAI,
+  VersionPrefix,
+} from '@compactor/compaction';
+import { CompactionRepository, MessageRepository, SessionRecord } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
-import { ContextCache, contextFingerprint, ContextSource } from './context-cache';
+import { CachedHead, ContextCache, contextFingerprint, ContextSource } from './context-cache';
 import { ContextResponse } from './context.dto';
-import { sessionUsage } from './session-config';
+import { sessionPolicy, sessionUsage } from './session-config';
 import { SessionsService } from './sessions.service';
 import { canonicalOf } from '@compactor/persistence';
 
@@ -26,6 +39,7 @@ export class ContextService {
   constructor(
     private readonly sessions: SessionsService,
     private readonly messages: MessageRepository,
+    private readonly compactions: CompactionRepository,
     private readonly counter: MessageTokenCounter,
     @Inject(API_CONFIG) config: ApiConfig,
   ) {
@@ -36,6 +50,7 @@ export class ContextService {
   async contextBody(tenantId: string, externalId: string, format: ContextFormat): Promise<Buffer> {
     const session = await this.sessions.require(tenantId, externalId);
     const source = await this.source(session);
+    if (source.head === undefined) source.head = await this.loadHead(session);
     const cached = source.bodies.get(format);
     if (cached !== undefined) return cached;
     const body = Buffer.from(JSON.stringify(await this.assemble(session, source, format)));
@@ -46,6 +61,32 @@ export class ContextService {
     return body;
   }
 
+  /** The context a prefix would give (a dry run's result), through `throughSeq`; nothing is cached or applied. */
+  async preview(tenantId: string, externalId: string, prefix: VersionPrefix, throughSeq: number, format: ContextFormat): Promise<ContextResponse> {
+    const session = await this.sessions.require(tenantId, externalId);
+    const rows = await this.messages.forContext(session.id, 0, Math.min(throughSeq, session.lastSeq));
+    const source: ContextSource = {
+      fingerprint: 'preview',
+      throughSeq,
+      messages: rows.map((r) => ({ seq: r.seq, message: canonicalOf(r), tokens: r.tokens })),
+      head: { versionId: 'dry-run', number: 0, prefix },
+      bodies: new Map(),
+    };
+    return { ...(await this.assemble(session, source, format)), contextVersion: null };
+  }
+
+  private async loadHead(session: SessionRecord): Promise<CachedHead | null> {
+    const head = await this.compactions.head(session.id, session.headVersionId);
+    if (!head) return null;
+    const prefix: VersionPrefix = {
+      coversThroughSeq: head.coversThroughSeq,
+      checkpoints: head.checkpoints,
+      treatments: head.treatments as VersionPrefix['treatments'],
+      ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}),
+    };
+    return { versionId: head.versionId, number: head.number, prefix };
+  }
+
   /** The messages the context is built from, through the session's lastSeq as read by this request. */
   private async source(session: SessionRecord): Promise<ContextSource> {
     const fingerprint = contextFingerprint(session);
@@ -53,31 +94,44 @@ export class ContextService {
     if (cached && cached.throughSeq === session.lastSeq) return cached;
     if (cached && cached.throughSeq > session.lastSeq) {
       // A concurrent read already saw a later append; serve exactly what this request's session row says.
-      return { fingerprint, throughSeq: session.lastSeq, messages: cached.messages.filter((m) => m.seq <= session.lastSeq), bodies: new Map() };
+      return { fingerprint, throughSeq: session.lastSeq, messages: cached.messages.filter((m) => m.seq <= session.lastSeq), head: cached.head, bodies: new Map() };
     }
     const after = cached?.throughSeq ?? 0;
     const rows = await this.messages.forContext(session.id, after, session.lastSeq);
     const fresh = rows.map((r) => ({ seq: r.seq, message: canonicalOf(r), tokens: r.tokens }));
-    return { fingerprint, throughSeq: session.lastSeq, messages: cached ? [...cached.messages, ...fresh] : fresh, bodies: new Map() };
+    return { fingerprint, throughSeq: session.lastSeq, messages: cached ? [...cached.messages, ...fresh] : fresh, head: cached?.head, bodies: new Map() };
   }
 
   private async assemble(session: SessionRecord, source: ContextSource, format: ContextFormat): Promise<ContextResponse> {
-    const canonical = source.messages.map((m) => m.message);
-    const { messages: valid, dropped } = makeProviderValid(canonical);
+    // The head version's prefix applied to the history: checkpoints, masked and offloaded outputs (SPEC.md "Context").
+    const head = source.head ?? null;
+    const counter = messageCounter(resolveModel(session.model).spec);
+    const assembled = head ? applyPrefix(head.prefix, source.messages, (c) => counter.countMessage(checkpointMessage(c))) : source.messages;
+    const { messages: validMessages, dropped, sources } = makeProviderValid(assembled.map((m) => m.message));
 
     // Messages kept whole keep their stored count; one that lost blocks is counted again.
-    const storedTokens = new Map<CanonicalMessage, number>(source.messages.map((m) => [m.message, m.tokens]));
-    const changed = valid.filter((m) => !storedTokens.has(m));
+    const storedTokens = new Map<CanonicalMessage, number>(assembled.map((m) => [m.message, m.tokens]));
+    const changed = validMessages.filter((m) => !storedTokens.has(m));
     const recounted = changed.length > 0 ? await this.counter.count(changed, resolveModel(session.model).spec) : [];
     const recountOf = new Map(changed.map((m, i) => [m, recounted[i]]));
-    let tokens = 0;
-    let systemTokens = 0;
-    for (const m of valid) {
-      const t = storedTokens.get(m) ?? recountOf.get(m) ?? 0;
-      tokens += t;
-      if (m.role === 'system') systemTokens += t;
+    const counted: SessionMessage[] = validMessages.map((m, k) => ({ seq: assembled[sources[k]].seq, message: m, tokens: storedTokens.get(m) ?? recountOf.get(m) ?? 0 }));
+    const systemTokens = counted.reduce((n, m) => n + (m.message.role === 'system' ? m.tokens : 0), 0);
+    const budget = sessionUsage(session, 0, systemTokens).budget;
+
+    // Guarantee 4: never more than the budget. Until a compaction brings it under (pending, failed, or a
+    // preset that deletes nothing), a deterministic fallback masks, offloads and drops the oldest turns.
+    let fitted;
+    try {
+      fitted = fitToBudget(counted, { budget, protection: presetProtection(sessionPolicy(session)), countMessage: counter.countMessage });
+    } catch (error) {
+      if (error instanceof BudgetTooSmall) {
+        await this.compactions.event(session.id, session.tenantId, 'budget-too-small', `Context read refused: ${error.message}`, { lastSeq: session.lastSeq });
+      }
+      throw error;
     }
-    const usage = sessionUsage(session, tokens, systemTokens);
+    const valid = fitted.messages.map((m) => m.message);
+    const usage = sessionUsage(session, fitted.tokens, systemTokens);
+    const tokens = fitted.tokens;
 
     const body =
       format === 'anthropic'
@@ -91,10 +145,10 @@ export class ContextService {
       ...body,
       tokens,
       usage,
-      contextVersion: null,
-      checkpoints: [],
-      fallback: null,
-      leftOut: dropped.map((d) => ({ seq: source.messages[d.index].seq, reason: d.reason })),
+      contextVersion: head?.number ?? null,
+      checkpoints: (head?.prefix.checkpoints ?? []).map((c) => ({ id: c.id, fromSeq: c.fromSeq, toSeq: c.toSeq, level: c.level, tokens: c.tokens, originalTokens: c.originalTokens })),
+      fallback: fitted.applied ? fitted.line : null,
+      leftOut: dropped.map((d) => ({ seq: assembled[d.index].seq, reason: d.reason })),
     };
   }
 }

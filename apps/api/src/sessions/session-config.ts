@@ -1,4 +1,4 @@
-import { computeBudget, DEFAULT_PRESET, PolicyInput, PRESET_NAMES, thresholdTokens } from '@compactor/compaction';
+import { computeBudget, DEFAULT_PRESET, isPresetImplemented, PolicyInput, PRESET_NAMES, resolvePresetParams, thresholdTokens, ValidationFailed } from '@compactor/compaction';
 import { Prisma, SessionRecord } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { z } from 'zod';
@@ -13,7 +13,17 @@ export const policySchema = z
       overrides: z.record(z.string(), z.json()).optional(),
     }),
   ])
-  .transform((p): PolicyInput => (typeof p === 'string' ? { preset: p, overrides: {} } : { preset: p.preset, overrides: p.overrides ?? {} }));
+  .transform((p): PolicyInput => (typeof p === 'string' ? { preset: p, overrides: {} } : { preset: p.preset, overrides: p.overrides ?? {} }))
+  .superRefine((policy, ctx) => {
+    // Overrides are checked against the preset's own parameters: an unknown or mistyped one is a 400 naming it.
+    if (!isPresetImplemented(policy.preset)) return;
+    try {
+      resolvePresetParams(policy);
+    } catch (error) {
+      if (!(error instanceof ValidationFailed)) throw error;
+      for (const problem of error.problems) ctx.addIssue({ code: 'custom', path: problem.field.split('.').slice(1), message: problem.message });
+    }
+  });
 
 export const sessionConfigFields = {
   model: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),

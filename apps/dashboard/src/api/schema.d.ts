@@ -38,6 +38,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/artifacts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The offloaded content, byte-exact; `offset` and `limit` (bytes) read a part of it. */
+        get: operations["getArtifact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{jobId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A compaction job: status, steps, tokens before and after, LLM usage and cost, error. */
+        get: operations["getJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/keys": {
         parameters: {
             query?: never;
@@ -109,6 +143,23 @@ export interface paths {
         patch: operations["updateSession"];
         trace?: never;
     };
+    "/v1/sessions/{id}/compact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Manual compaction (like /compact). Queued for the workers; with dryRun, waits for the result and returns the would-be context without applying it. */
+        post: operations["compactSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{id}/context": {
         parameters: {
             query?: never;
@@ -138,6 +189,23 @@ export interface paths {
         put?: never;
         /** Appends 1-500 messages (Anthropic, OpenAI or canonical shape), creating the session if needed. */
         post: operations["appendMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/watermarks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Advances the watermark (seed 001's compress_to_checkpoint) and schedules a compaction; it never moves back. */
+        post: operations["advanceWatermark"];
         delete?: never;
         options?: never;
         head?: never;
@@ -200,6 +268,28 @@ export interface components {
             /** @example below-threshold */
             reason?: string;
             scheduled: boolean;
+        };
+        CompactRequest: {
+            /**
+             * @description Return the would-be context and its savings without applying it.
+             * @default false
+             */
+            dryRun: boolean;
+            /**
+             * @description Shape of the would-be context of a dry run.
+             * @default anthropic
+             * @enum {string}
+             */
+            format: "anthropic" | "openai" | "canonical";
+        };
+        CompactResponse: {
+            /** @description Dry run: the would-be context, in the requested format (same shape as GET context). */
+            context?: {
+                [key: string]: unknown;
+            };
+            job: components["schemas"]["JobView"];
+            /** @description Dry run: tokens the compaction would save. */
+            savedTokens?: number;
         };
         ContextResponse: {
             /** @description Checkpoints used. */
@@ -322,6 +412,41 @@ export interface components {
             nextAfter?: number | null;
             sessionId: string;
         };
+        JobView: {
+            createdAt: string;
+            dryRun: boolean;
+            durationMs?: number | null;
+            error?: string | null;
+            finishedAt?: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description LLM calls made, retries included. */
+            llmCalls: number;
+            /** @description USD, from the model catalog prices. */
+            llmCostUsd: number;
+            llmInputTokens: number;
+            llmOutputTokens: number;
+            /** @example history-too-short */
+            reason?: string | null;
+            /** @description The context version the job produced. */
+            resultVersion?: number | null;
+            /** @example agent-run-42 */
+            sessionId: string;
+            startedAt?: string | null;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "skipped" | "failed";
+            /**
+             * @example [
+             *       "mask",
+             *       "summarize"
+             *     ]
+             */
+            steps: string[];
+            tokensAfter?: number | null;
+            tokensBefore?: number | null;
+            /** @enum {string} */
+            trigger: "threshold" | "manual" | "watermark" | "ingest";
+        };
         LeftOutMessage: {
             /** @example tool_use without its result yet */
             reason: string;
@@ -419,6 +544,18 @@ export interface components {
             /** @description contextTokens / budget. */
             utilization: number;
         };
+        WatermarkRequest: {
+            /** @description The seq the watermark moves to (default: the latest message). It only advances. */
+            seq?: number;
+        };
+        WatermarkResponse: {
+            advanced: boolean;
+            /** @description The compaction it scheduled (trigger `watermark`). */
+            jobId?: string | null;
+            /** @enum {string|null} */
+            reason?: "invalid-seq" | "not-after-current" | null;
+            watermarkSeq?: number | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -466,6 +603,105 @@ export interface operations {
             };
             /** @description Names the dependency that failed. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getArtifact: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The content. Headers: X-Compactor-Session, X-Compactor-Seq, X-Content-SHA256 (of the whole artifact), X-Total-Bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["ErrorResponse"];
+                    "text/plain": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["ErrorResponse"];
+                    "text/plain": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["ErrorResponse"];
+                    "text/plain": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobView"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -852,6 +1088,65 @@ export interface operations {
             };
         };
     };
+    compactSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CompactRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CompactResponse"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'ingest' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     getContext: {
         parameters: {
             query?: {
@@ -1018,6 +1313,65 @@ export interface operations {
                 };
             };
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    advanceWatermark: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WatermarkRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WatermarkResponse"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'ingest' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

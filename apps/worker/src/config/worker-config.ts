@@ -1,4 +1,6 @@
 import { databaseUrl, Env, loadConfig, logLevel, positiveInt, redisUrl } from '@compactor/config';
+import { offloadCompactEnvLayer } from '@compactor/compaction';
+import { summarizerConfigSchema } from '@compactor/llm';
 import { z } from 'zod';
 
 export const workerConfigSchema = z.object({
@@ -14,7 +16,25 @@ export const workerConfigSchema = z.object({
   IDEMPOTENCY_TTL_HOURS: positiveInt.max(24 * 365).default(24),
   /** How long a shutdown waits for running jobs before exiting. */
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(30000),
-});
+  /** Seed 003's parameters for the `offload-compact` preset (session overrides still win); checked by the preset. */
+  COMPACTOR_COMPACT_TRIGGER_THRESHOLD: z.string().optional(),
+  COMPACTOR_COMPACT_TARGET_TOKENS: z.string().optional(),
+  COMPACTOR_COMPACT_PRESERVE_COUNT: z.string().optional(),
+  COMPACTOR_COMPACT_MODEL: z.string().optional(),
+  COMPACTOR_COMPACT_RETRY_COUNT: z.string().optional(),
+}).extend(summarizerConfigSchema.shape);
+
+/** The `COMPACTOR_COMPACT_*` layer of preset parameters, by preset (SPEC.md "Policies": defaults, then env, then overrides). */
+export function compactionEnvParams(config: WorkerConfig): Record<string, Record<string, unknown>> {
+  const env = {
+    COMPACTOR_COMPACT_TRIGGER_THRESHOLD: config.COMPACTOR_COMPACT_TRIGGER_THRESHOLD,
+    COMPACTOR_COMPACT_TARGET_TOKENS: config.COMPACTOR_COMPACT_TARGET_TOKENS,
+    COMPACTOR_COMPACT_PRESERVE_COUNT: config.COMPACTOR_COMPACT_PRESERVE_COUNT,
+    COMPACTOR_COMPACT_MODEL: config.COMPACTOR_COMPACT_MODEL,
+    COMPACTOR_COMPACT_RETRY_COUNT: config.COMPACTOR_COMPACT_RETRY_COUNT,
+  };
+  return { 'offload-compact': offloadCompactEnvLayer(env).values };
+}
 
 export type WorkerConfig = z.infer<typeof workerConfigSchema>;
 

@@ -21,6 +21,14 @@ class SecondHandler {
   }
 }
 
+@Injectable()
+class CompactHandler {
+  @OnJob(JobName.Compact)
+  async run() {
+    return 'compacted';
+  }
+}
+
 async function compile(providers: unknown[]) {
   return Test.createTestingModule({
     imports: [DiscoveryModule],
@@ -40,13 +48,13 @@ describe('JobRunner discovery', () => {
   });
 
   it('refuses to start when a job has two handlers, naming both', async () => {
-    await expect(compile([FirstHandler, SecondHandler])).rejects.toThrow('FirstHandler.run, SecondHandler.run');
+    await expect(compile([FirstHandler, SecondHandler, CompactHandler])).rejects.toThrow('FirstHandler.run, SecondHandler.run');
   });
 
   it('finds the one handler of each job', async () => {
-    const moduleRef = await compile([FirstHandler]);
+    const moduleRef = await compile([FirstHandler, CompactHandler]);
     const runner = moduleRef.get(JobRunner);
-    expect(runner.registry.names).toEqual([JobName.ExpireIdempotencyRecords]);
+    expect([...runner.registry.names].sort()).toEqual([JobName.ExpireIdempotencyRecords, JobName.Compact].sort());
     await expect(runner.registry.dispatch(JobName.ExpireIdempotencyRecords, { olderThanHours: 1 })).resolves.toBe(1);
   });
 });

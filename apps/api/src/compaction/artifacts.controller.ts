@@ -1,0 +1,57 @@
+import { Controller, Get, Param, Query, Res } from '@nestjs/common';
+import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { DomainError, ErrorCode } from '@compactor/compaction';
+import { CompactionRepository } from '@compactor/persistence';
+import type { Response } from 'express';
+import { z } from 'zod';
+import { Auth, Authenticated } from '../auth/auth.decorator';
+import { AuthContext } from '../auth/scopes';
+import { parseOrThrow } from '../common/validation';
+import { ErrorResponse } from '../errors/error-response.dto';
+
+const artifactIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'must be an artifact id as named in the context (art_…)');
+const rangeSchema = z.strictObject({
+  offset: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().min(1).optional(),
+});
+
+class ArtifactNotFound extends DomainError {
+  constructor(id: string) {
+    super(ErrorCode.NotFound, `Artifact '${id}' not found`);
+  }
+}
+
+/** Offloaded tool output, byte-exact (SPEC.md "Artifact"; the `compactor_read_artifact` tool reads through here). */
+@ApiTags('compaction')
+@Controller('v1/artifacts')
+export class ArtifactsController {
+  constructor(private readonly compactions: CompactionRepository) {}
+
+  @Get(':id')
+  @Authenticated('read')
+  @ApiOperation({ operationId: 'getArtifact', summary: 'The offloaded content, byte-exact; `offset` and `limit` (bytes) read a part of it.' })
+  @ApiProduces('text/plain', 'application/octet-stream')
+  @ApiQuery({ name: 'offset', required: false, type: Number })
+  @ApiQuery({ name: 'limit', required: false, type: Number })
+  @ApiOkResponse({ description: 'The content. Headers: X-Compactor-Session, X-Compactor-Seq, X-Content-SHA256 (of the whole artifact), X-Total-Bytes.' })
+  @ApiNotFoundResponse({ type: ErrorResponse })
+  async get(@Auth() auth: AuthContext, @Param('id') id: string, @Query() query: unknown, @Res() res: Response): Promise<void> {
+    const artifactId = parseOrThrow(artifactIdSchema, id, 'id');
+    const range = parseOrThrow(rangeSchema, query);
+    const artifact = await this.compactions.findArtifact(auth.tenantId, artifactId);
+    if (!artifact) throw new ArtifactNotFound(artifactId);
+    const content = Buffer.from(artifact.content);
+    const start = Math.min(range.offset ?? 0, content.length);
+    const end = range.limit === undefined ? content.length : Math.min(content.length, start + range.limit);
+    res
+      .status(200)
+      .type(artifact.mediaType.startsWith('text/') ? `${artifact.mediaType}; charset=utf-8` : artifact.mediaType)
+      .set({
+        'X-Compactor-Session': artifact.session.externalId,
+        'X-Compactor-Seq': String(artifact.seq),
+        'X-Content-SHA256': artifact.sha256,
+        'X-Total-Bytes': String(content.length),
+      })
+      .end(content.subarray(start, end));
+  }
+}

@@ -1,0 +1,179 @@
+import { CanonicalMessage, isPresetImplemented, PRESET_NAMES, providerValidityProblems } from '@compactor/compaction';
+import { pollUntil, RunningApp, startBuiltApp } from '@compactor/testing';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import { startTestApi, TestApi } from '../test-app';
+
+const DATA = path.resolve(__dirname, '../../../../testdata/swe-agent-trajectories');
+const load = (file: string) => JSON.parse(readFileSync(path.join(DATA, file), 'utf8')).history as Record<string, unknown>[];
+/**
+ * A long real session: the five SWE-agent runs of testdata/ one after another, as one agent
+ * taking task after task (~55,000 tokens; the system prompt of the first run only).
+ */
+const LONG = readdirSync(DATA)
+  .filter((f) => f.endsWith('.traj'))
+  .sort()
+  .flatMap((f, i) => (i === 0 ? load(f) : load(f).filter((m) => m.role !== 'system')));
+const PRESETS = PRESET_NAMES.filter((p) => isPresetImplemented(p));
+
+/** An OpenAI-shape call of seed 001's watermark tool and its result. */
+const watermarkCall = (n: number) => [
+  { role: 'assistant', content: null, tool_calls: [{ id: `call_ckpt_${n}`, type: 'function', function: { name: 'compress_to_checkpoint', arguments: '{"summary":"task progress saved"}' } }] },
+  { role: 'tool', tool_call_id: `call_ckpt_${n}`, content: 'Checkpoint saved.' },
+];
+
+interface JobView {
+  id: string;
+  status: string;
+  reason: string | null;
+  tokensBefore: number | null;
+  tokensAfter: number | null;
+  resultVersion: number | null;
+  sessionId: string;
+}
+
+/**
+ * The API and a worker process (the built one, as `npm start` runs it) on one database and one
+ * queue prefix: appends that cross the threshold compact in the background, and the context
+ * that comes back reflects it while the history stays exactly as appended.
+ */
+describe('compaction through HTTP, with a worker process', () => {
+  let api: TestApi;
+  let worker: RunningApp;
+  let key: string;
+
+  beforeAll(async () => {
+    api = await startTestApi();
+    key = await api.tenantKey();
+    worker = await startBuiltApp(
+      'worker',
+      { DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, COMPACTOR_SUMMARIZER: 'local', LOG_LEVEL: 'info' },
+      /Compactor worker started/,
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await worker?.stop();
+    await api?.close();
+  });
+  const http = () => request(api.app.getHttpServer());
+  const auth = (k = key) => ({ Authorization: `Bearer ${k}` });
+  const job = async (id: string) => (await http().get(`/v1/jobs/${id}`).set(auth()).expect(200)).body as JobView;
+  const finished = (id: string) =>
+    pollUntil(
+      async () => {
+        const j = await job(id);
+        return ['succeeded', 'skipped', 'failed'].includes(j.status) ? j : undefined;
+      },
+      { timeoutMs: 60_000, what: `job ${id} to finish (worker output: ${worker.output().slice(-2000)})` },
+    );
+
+  it.each(PRESETS)('%s: a long real session appended in batches compacts in the background; context under budget and valid, history unchanged', async (preset) => {
+    const id = `long-${preset}`;
+    const jobs: JobView[] = [];
+    for (let i = 0; i < LONG.length; i += 8) {
+      const batch = LONG.slice(i, i + 8);
+      // Seed 001's agent marks checkpoints itself: every fourth batch ends with a call to the watermark tool.
+      if (preset === 'watermark' && i % 32 === 24 && ['tool', 'user'].includes(String(batch.at(-1)?.role))) batch.push(...watermarkCall(i));
+      const res = await http()
+        .post(`/v1/sessions/${id}/messages`)
+        .set(auth())
+        .send({ model: 'gpt-4o', contextWindow: 32_000, outputReserve: 4_000, policy: preset, format: 'openai', messages: batch })
+        .expect(201);
+      // Waiting for each scheduled run keeps the test deterministic; appends during a run are covered below.
+      if (res.body.compaction.scheduled) jobs.push(await finished(res.body.compaction.jobId));
+    }
+    expect(jobs.filter((j) => j.status === 'succeeded').length).toBeGreaterThan(0);
+    for (const j of jobs) {
+      expect(j.sessionId).toBe(id);
+      if (j.status === 'failed') throw new Error(`compaction failed: ${j.reason}`);
+      if (j.status === 'succeeded') expect(j.tokensAfter!).toBeLessThan(j.tokensBefore!);
+    }
+
+    for (const format of ['anthropic', 'openai', 'canonical'] as const) {
+      const ctx = (await http().get(`/v1/sessions/${id}/context?format=${format}`).set(auth()).expect(200)).body;
+      expect(ctx.contextVersion).toBeGreaterThanOrEqual(1);
+      expect(ctx.tokens).toBeLessThanOrEqual(ctx.usage.budget);
+      if (format === 'canonical') expect(providerValidityProblems(ctx.messages as CanonicalMessage[])).toEqual([]);
+    }
+
+    // Guarantee 1: the full history is exactly what was appended.
+    const history: unknown[] = [];
+    for (let after = 0; ; ) {
+      const page = (await http().get(`/v1/sessions/${id}/messages?after=${after}&limit=1000`).set(auth()).expect(200)).body;
+      history.push(...page.messages.map((m: { message: unknown }) => m.message));
+      if (page.messages.length < 1000) break;
+      after = page.messages.at(-1).seq;
+    }
+    expect(history.filter((m) => !JSON.stringify(m).includes('call_ckpt_'))).toEqual(LONG);
+  }, 300_000);
+
+  it('manual compaction: queued, reported by GET /v1/jobs/:id, invisible to another tenant', async () => {
+    const id = 'manual-1';
+    await http()
+      .post(`/v1/sessions/${id}/messages`)
+      .set(auth())
+      .send({ model: 'gpt-4o', contextWindow: 128_000, format: 'openai', messages: LONG.slice(0, 40) })
+      .expect(201);
+    const res = await http().post(`/v1/sessions/${id}/compact`).set(auth()).send({}).expect(202);
+    expect(res.body.job).toMatchObject({ sessionId: id, trigger: 'manual', dryRun: false });
+    const done = await finished(res.body.job.id);
+    expect(['succeeded', 'skipped']).toContain(done.status);
+
+    const other = await api.tenantKey();
+    await http().get(`/v1/jobs/${res.body.job.id}`).set(auth(other)).expect(404);
+    await http().get('/v1/jobs/not-a-uuid').set(auth()).expect(400);
+  }, 120_000);
+
+  it('dry run returns the would-be context and its savings, and changes nothing', async () => {
+    const id = 'dry-run-1';
+    // Under the threshold (no background run), but summarizing from 10% of the budget on.
+    const appended = await http()
+      .post(`/v1/sessions/${id}/messages`)
+      .set(auth())
+      .send({ model: 'gpt-4o', contextWindow: 32_000, policy: { preset: 'balanced', overrides: { summarizeAbove: 0.1 } }, format: 'openai', messages: LONG.slice(0, 30) })
+      .expect(201);
+    expect(appended.body.compaction.scheduled).toBe(false);
+    const before = (await http().get(`/v1/sessions/${id}/context?format=canonical`).set(auth()).expect(200)).body;
+    const res = await http().post(`/v1/sessions/${id}/compact`).set(auth()).send({ dryRun: true, format: 'canonical' }).expect(202);
+    expect(res.body.job).toMatchObject({ dryRun: true, status: 'succeeded' });
+    expect(res.body.savedTokens).toBeGreaterThan(0);
+    expect(res.body.context.tokens).toBe(before.tokens - res.body.savedTokens);
+    expect(providerValidityProblems(res.body.context.messages as CanonicalMessage[])).toEqual([]);
+    const after = (await http().get(`/v1/sessions/${id}/context?format=canonical`).set(auth()).expect(200)).body;
+    expect(after).toEqual(before);
+    await http().post(`/v1/sessions/${id}/compact`).set(auth()).send({ dryRun: 'yes' }).expect(400);
+  }, 120_000);
+
+  it('seed 001 over the API: POST watermarks advances the watermark, compacts tool blocks before it, and never moves it back', async () => {
+    const id = 'watermark-api';
+    // Two SWE-agent runs with function calls (the first run of LONG has none).
+    const messages = LONG.slice(43, 79);
+    expect(messages[0].role).toBe('user');
+    const appended = await http().post(`/v1/sessions/${id}/messages`).set(auth()).send({ model: 'gpt-4o', contextWindow: 32_000, policy: 'watermark', format: 'openai', messages }).expect(201);
+    expect(appended.body.compaction.scheduled).toBe(false);
+    const before = (await http().get(`/v1/sessions/${id}/context?format=canonical`).set(auth()).expect(200)).body;
+    const res = await http().post(`/v1/sessions/${id}/watermarks`).set(auth()).send({ seq: 30 }).expect(200);
+    expect(res.body).toMatchObject({ advanced: true, watermarkSeq: 30 });
+    const done = await finished(res.body.jobId);
+    expect(done).toMatchObject({ status: 'succeeded' });
+    const after = (await http().get(`/v1/sessions/${id}/context?format=canonical`).set(auth()).expect(200)).body;
+    expect(after.tokens).toBeLessThan(before.tokens);
+    expect(providerValidityProblems(after.messages as CanonicalMessage[])).toEqual([]);
+
+    const back = await http().post(`/v1/sessions/${id}/watermarks`).set(auth()).send({ seq: 20 }).expect(200);
+    expect(back.body).toMatchObject({ advanced: false, reason: 'not-after-current', watermarkSeq: 30, jobId: null });
+    const beyond = await http().post(`/v1/sessions/${id}/watermarks`).set(auth()).send({ seq: 37 }).expect(400);
+    expect(beyond.body.error.message).toContain('seq');
+  }, 120_000);
+
+  it('rejects an unknown or mistyped policy override, naming it', async () => {
+    const res = await http()
+      .post('/v1/sessions')
+      .set(auth())
+      .send({ id: 'bad-policy', policy: { preset: 'balanced', overrides: { maskKeepLatestTurn: 3, summarizeAbove: 'high' } } })
+      .expect(400);
+    expect(res.body.error.message).toContain('policy.overrides.maskKeepLatestTurn');
+    expect(res.body.error.message).toContain('policy.overrides.summarizeAbove');
+  });
+});

@@ -1,0 +1,113 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { advanceWatermark, computeBudget, DomainError, EMPTY_PREFIX, ErrorCode, JobNotFound, thresholdTokens, ValidationFailed, VersionPrefix } from '@compactor/compaction';
+import { CompactionRepository } from '@compactor/persistence';
+import { API_CONFIG, ApiConfig } from '../config/api-config';
+import { ContextFormat, ContextService } from '../sessions/context.service';
+import { SessionsService } from '../sessions/sessions.service';
+import { CompactionScheduler } from './compaction-scheduler';
+import { CompactResponse, JobView, WatermarkResponse } from './compaction.dto';
+import { sessionPolicy } from '../sessions/session-config';
+
+const FINISHED = new Set(['succeeded', 'skipped', 'failed']);
+const POLL_MS = 100;
+
+interface DryRunResult {
+  status: string;
+  throughSeq: number;
+  prefix: VersionPrefix;
+}
+
+/** Manual and dry-run compactions, and job reports. The work itself runs in the workers. */
+@Injectable()
+export class CompactionService {
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly compactions: CompactionRepository,
+    private readonly scheduler: CompactionScheduler,
+    private readonly contexts: ContextService,
+    @Inject(API_CONFIG) private readonly config: ApiConfig,
+  ) {}
+
+  async compact(tenantId: string, externalId: string, input: { dryRun: boolean; format: ContextFormat }): Promise<CompactResponse> {
+    const session = await this.sessions.require(tenantId, externalId);
+    const jobId = await this.scheduler.schedule(session, 'manual', { dryRun: input.dryRun });
+    if (!input.dryRun) return { job: await this.job(tenantId, jobId) };
+
+    const deadline = Date.now() + this.config.DRY_RUN_TIMEOUT_MS;
+    let job = await this.job(tenantId, jobId);
+    while (!FINISHED.has(job.status) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      job = await this.job(tenantId, jobId);
+    }
+    if (job.status !== 'succeeded') return { job };
+    const dry = (await this.compactions.intermediate(jobId)).dryRun as DryRunResult | undefined;
+    if (!dry) return { job };
+    const context = await this.contexts.preview(tenantId, externalId, dry.prefix, dry.throughSeq, input.format);
+    return { job, savedTokens: (job.tokensBefore ?? 0) - (job.tokensAfter ?? 0), context: context as unknown as Record<string, unknown> };
+  }
+
+  /**
+   * Seed 001's watermark, set over the API: a new context version with the watermark at `seq`
+   * (default: the latest message), then a compaction with trigger `watermark`. It only advances.
+   */
+  async advanceWatermark(tenantId: string, externalId: string, seq?: number): Promise<WatermarkResponse> {
+    const session = await this.sessions.require(tenantId, externalId);
+    const target = seq ?? session.lastSeq;
+    if (target < 1 || target > session.lastSeq) {
+      throw new ValidationFailed([{ field: 'seq', message: `must be a message of the session (1..${session.lastSeq})` }]);
+    }
+    const head = await this.compactions.head(session.id, session.headVersionId);
+    const prefix: VersionPrefix = head
+      ? { coversThroughSeq: head.coversThroughSeq, checkpoints: head.checkpoints, treatments: head.treatments as VersionPrefix['treatments'], ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}) }
+      : EMPTY_PREFIX;
+    const advanced = advanceWatermark(prefix, target);
+    if (!advanced.advanced) return { advanced: false, reason: advanced.reason ?? null, watermarkSeq: prefix.watermarkSeq ?? null, jobId: null };
+    const policy = sessionPolicy(session);
+    const budget = computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve });
+    const versionId = await this.compactions.commit({
+      sessionId: session.id,
+      tenantId,
+      cause: 'watermark',
+      baseVersionId: session.headVersionId,
+      coversThroughSeq: prefix.coversThroughSeq,
+      treatments: prefix.treatments,
+      checkpoints: prefix.checkpoints,
+      watermarkSeq: target,
+      artifactIds: Object.values(prefix.treatments).flatMap((t) => (t.kind === 'offloaded' ? t.artifactIds : [])),
+      prefixTokens: prefix.checkpoints.reduce((n, c) => n + c.tokens, 0),
+      loadedThroughSeq: session.lastSeq,
+      budget: budget.budget,
+      threshold: thresholdTokens(budget, policy),
+      events: [{ type: 'watermark-advanced', line: `Watermark advanced to message ${target}${prefix.watermarkSeq ? ` (was ${prefix.watermarkSeq})` : ''}` }],
+    });
+    if (!versionId) throw new DomainError(ErrorCode.Conflict, 'A compaction or restore changed the context meanwhile; send the request again');
+    const jobId = await this.scheduler.schedule(session, 'watermark');
+    return { advanced: true, reason: null, watermarkSeq: target, jobId };
+  }
+
+  async job(tenantId: string, jobId: string): Promise<JobView> {
+    const job = await this.compactions.findJobView(tenantId, jobId);
+    if (!job) throw new JobNotFound(jobId);
+    return {
+      id: job.id,
+      sessionId: job.sessionExternalId,
+      trigger: job.trigger,
+      status: job.status,
+      dryRun: job.dryRun,
+      reason: job.reason,
+      steps: Array.isArray(job.steps) ? (job.steps as string[]) : [],
+      tokensBefore: job.tokensBefore,
+      tokensAfter: job.tokensAfter,
+      llmCalls: job.llmCalls,
+      llmInputTokens: job.llmInputTokens,
+      llmOutputTokens: job.llmOutputTokens,
+      llmCostUsd: Number(job.llmCostUsd),
+      durationMs: job.durationMs,
+      error: job.error,
+      resultVersion: job.resultVersion,
+      createdAt: job.createdAt.toISOString(),
+      startedAt: job.startedAt?.toISOString() ?? null,
+      finishedAt: job.finishedAt?.toISOString() ?? null,
+    };
+  }
+}

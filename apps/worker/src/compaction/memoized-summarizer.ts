@@ -1,0 +1,40 @@
+import { createHash } from 'node:crypto';
+import { SummarizeRequest, SummarizeResult, Summarizer } from '@compactor/compaction';
+
+/**
+ * Saves every summary before the run goes on, keyed by the request's hash: a job that BullMQ
+ * retries after a crash replays the summaries it already paid for instead of calling the LLM
+ * again (CONVENTIONS.md: save the result of an expensive step before the next step).
+ */
+export class MemoizedSummarizer implements Summarizer {
+  readonly provider: string;
+  readonly model: string;
+  readonly contextWindow: number;
+  readonly deterministic: boolean;
+  /** Summaries answered from an earlier attempt of the same job. */
+  replayed = 0;
+
+  constructor(
+    private readonly inner: Summarizer,
+    private readonly saved: Record<string, unknown>,
+    private readonly save: (key: string, result: SummarizeResult) => Promise<void>,
+  ) {
+    this.provider = inner.provider;
+    this.model = inner.model;
+    this.contextWindow = inner.contextWindow;
+    this.deterministic = inner.deterministic;
+  }
+
+  async summarize(request: SummarizeRequest, signal?: AbortSignal): Promise<SummarizeResult> {
+    const key = `summary:${createHash('sha256').update(JSON.stringify([this.provider, this.model, request])).digest('hex').slice(0, 32)}`;
+    const earlier = this.saved[key] as SummarizeResult | undefined;
+    if (earlier && typeof earlier.text === 'string') {
+      this.replayed += 1;
+      return earlier;
+    }
+    const result = await this.inner.summarize(request, signal);
+    await this.save(key, result);
+    this.saved[key] = result;
+    return result;
+  }
+}
