@@ -20,7 +20,7 @@ import { SessionsController } from './sessions/sessions.controller';
 import { SessionsService } from './sessions/sessions.service';
 import { MessageTokenCounter } from './tokens/message-token-counter';
 import { CompactionScheduler } from './compaction/compaction-scheduler';
-import { ArtifactsController } from './compaction/artifacts.controller';
+import { ArtifactsController, ToolsController } from './compaction/artifacts.controller';
 import { CompactionController } from './compaction/compaction.controller';
 import { CompactionService } from './compaction/compaction.service';
 import { JobQueue } from '@compactor/jobs';
@@ -32,7 +32,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [PersistenceModule.forRoot({ databaseUrl: config.DATABASE_URL })],
-      controllers: [HealthController, MetricsController, KeysController, SessionsController, CompactionController, ArtifactsController],
+      controllers: [HealthController, MetricsController, KeysController, SessionsController, CompactionController, ArtifactsController, ToolsController],
       providers: [
         { provide: API_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },

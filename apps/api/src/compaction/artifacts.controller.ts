@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { DomainError, ErrorCode } from '@compactor/compaction';
+import { DomainError, ErrorCode, READ_ARTIFACT_TOOL, READ_ARTIFACT_TOOL_OPENAI, readArtifactSlice } from '@compactor/compaction';
 import { CompactionRepository } from '@compactor/persistence';
 import type { Response } from 'express';
 import { z } from 'zod';
@@ -29,11 +29,16 @@ export class ArtifactsController {
 
   @Get(':id')
   @Authenticated('read')
-  @ApiOperation({ operationId: 'getArtifact', summary: 'The offloaded content, byte-exact; `offset` and `limit` (bytes) read a part of it.' })
+  @ApiOperation({
+    operationId: 'getArtifact',
+    summary: 'The offloaded content, byte-exact; `offset` and `limit` (characters, as the compactor_read_artifact tool takes them) read a part of it.',
+  })
   @ApiProduces('text/plain', 'application/octet-stream')
   @ApiQuery({ name: 'offset', required: false, type: Number })
   @ApiQuery({ name: 'limit', required: false, type: Number })
-  @ApiOkResponse({ description: 'The content. Headers: X-Compactor-Session, X-Compactor-Seq, X-Content-SHA256 (of the whole artifact), X-Total-Bytes.' })
+  @ApiOkResponse({
+    description: 'The content. Headers: X-Compactor-Session, X-Compactor-Seq, X-Content-SHA256 and X-Total-Bytes (of the whole artifact); with offset/limit, X-Total-Chars and X-Next-Offset (absent at the end).',
+  })
   @ApiNotFoundResponse({ type: ErrorResponse })
   async get(@Auth() auth: AuthContext, @Param('id') id: string, @Query() query: unknown, @Res() res: Response): Promise<void> {
     const artifactId = parseOrThrow(artifactIdSchema, id, 'id');
@@ -41,8 +46,6 @@ export class ArtifactsController {
     const artifact = await this.compactions.findArtifact(auth.tenantId, artifactId);
     if (!artifact) throw new ArtifactNotFound(artifactId);
     const content = Buffer.from(artifact.content);
-    const start = Math.min(range.offset ?? 0, content.length);
-    const end = range.limit === undefined ? content.length : Math.min(content.length, start + range.limit);
     res
       .status(200)
       .type(artifact.mediaType.startsWith('text/') ? `${artifact.mediaType}; charset=utf-8` : artifact.mediaType)
@@ -51,7 +54,25 @@ export class ArtifactsController {
         'X-Compactor-Seq': String(artifact.seq),
         'X-Content-SHA256': artifact.sha256,
         'X-Total-Bytes': String(content.length),
-      })
-      .end(content.subarray(start, end));
+      });
+    if (range.offset === undefined && range.limit === undefined) {
+      res.end(content);
+      return;
+    }
+    const slice = readArtifactSlice(content.toString('utf8'), range.offset, range.limit);
+    res.set({ 'X-Total-Chars': String(slice.totalChars), ...(slice.nextOffset !== null ? { 'X-Next-Offset': String(slice.nextOffset) } : {}) }).end(slice.content);
+  }
+}
+
+/** The published definition of the tool an agent adds to read offloaded output (SPEC.md "Artifact"). */
+@ApiTags('compaction')
+@Controller('v1/tools')
+export class ToolsController {
+  @Get('read-artifact')
+  @Authenticated('read')
+  @ApiOperation({ operationId: 'getReadArtifactTool', summary: "The `compactor_read_artifact` tool definition, in Anthropic and OpenAI shapes, to add to an agent's tools." })
+  @ApiOkResponse({ description: '{ anthropic, openai }' })
+  readArtifactTool(): { anthropic: unknown; openai: unknown } {
+    return { anthropic: READ_ARTIFACT_TOOL, openai: READ_ARTIFACT_TOOL_OPENAI };
   }
 }

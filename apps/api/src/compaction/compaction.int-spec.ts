@@ -1,5 +1,6 @@
 import { CanonicalMessage, isPresetImplemented, PRESET_NAMES, providerValidityProblems } from '@compactor/compaction';
 import { pollUntil, RunningApp, startBuiltApp } from '@compactor/testing';
+import { PrismaService } from '@compactor/persistence';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
@@ -107,6 +108,70 @@ describe('compaction through HTTP, with a worker process', () => {
     }
     expect(history.filter((m) => !JSON.stringify(m).includes('call_ckpt_'))).toEqual(LONG);
   }, 300_000);
+
+  it('offloaded tool output: GET /v1/artifacts/:id returns it byte-exact, to its tenant only; the read tool is published', async () => {
+    const id = 'offload-artifacts';
+    // offload-compact on a window where the run offloads but need not summarize.
+    for (let i = 0; i < LONG.length; i += 8) {
+      const res = await http()
+        .post(`/v1/sessions/${id}/messages`)
+        .set(auth())
+        .send({ model: 'gpt-4o', contextWindow: 48_000, policy: { preset: 'offload-compact', overrides: { offloadMinTokens: 200, triggerThreshold: 0 } }, format: 'openai', messages: LONG.slice(i, i + 8) })
+        .expect(201);
+      if (res.body.compaction.scheduled) expect((await finished(res.body.compaction.jobId)).status).not.toBe('failed');
+    }
+    const ctx = (await http().get(`/v1/sessions/${id}/context?format=canonical`).set(auth()).expect(200)).body;
+    const ids = [...new Set([...JSON.stringify(ctx.messages).matchAll(/Stored as artifact (art_[0-9a-f]+)/g)].map((m) => m[1]))];
+    expect(ids.length).toBeGreaterThan(0);
+    for (const artifactId of ids.slice(0, 5)) {
+      const res = await http().get(`/v1/artifacts/${artifactId}`).set(auth()).buffer(true).parse((r, cb) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => cb(null, Buffer.concat(chunks)));
+      }).expect(200);
+      const seq = Number(res.headers['x-compactor-seq']);
+      const page = (await http().get(`/v1/sessions/${id}/messages?after=${seq - 1}&limit=1`).set(auth()).expect(200)).body.messages[0];
+      const original = page.blocks.find((b: { type: string }) => b.type === 'tool_result').content;
+      expect((res.body as Buffer).equals(Buffer.from(typeof original === 'string' ? original : JSON.stringify(original), 'utf8'))).toBe(true);
+      const part = await http().get(`/v1/artifacts/${artifactId}?offset=0&limit=10`).set(auth()).expect(200);
+      expect(part.text).toBe((typeof original === 'string' ? original : JSON.stringify(original)).slice(0, 10));
+    }
+    await http().get(`/v1/artifacts/${ids[0]}`).set(auth(await api.tenantKey())).expect(404);
+    const tool = (await http().get('/v1/tools/read-artifact').set(auth()).expect(200)).body;
+    expect(tool.anthropic.name).toBe('compactor_read_artifact');
+    expect(JSON.stringify(ctx.messages)).toContain('compactor_read_artifact');
+  }, 180_000);
+
+  it("Guarantee 4: over budget with nothing compacted yet, the read falls back deterministically and says so", async () => {
+    const id = 'fallback-1';
+    // watermark without any watermark call: no run shrinks it, so only the read-time fallback keeps it in budget.
+    await http()
+      .post(`/v1/sessions/${id}/messages`)
+      .set(auth())
+      .send({ model: 'gpt-4o', contextWindow: 8_000, outputReserve: 1_000, policy: 'watermark', format: 'openai', messages: LONG.slice(43, 79) })
+      .expect(201);
+    const read = async () => (await http().get(`/v1/sessions/${id}/context?format=canonical`).set(auth()).expect(200)).body;
+    const ctx = await read();
+    expect(ctx.fallback).toMatch(/^Fallback: /);
+    expect(ctx.tokens).toBeLessThanOrEqual(ctx.usage.budget);
+    expect(providerValidityProblems(ctx.messages as CanonicalMessage[])).toEqual([]);
+    expect(ctx.messages.at(-1)).toEqual((await read()).messages.at(-1));
+  });
+
+  it('Guarantee 3: when the protected part alone exceeds the budget, the read is a 422 budget_too_small with an event', async () => {
+    const id = 'too-small-1';
+    const task = `Refactor the parser. ${'Keep every public name stable and document each change. '.repeat(300)}`;
+    await http()
+      .post(`/v1/sessions/${id}/messages`)
+      .set(auth())
+      .send({ model: 'gpt-4o', contextWindow: 2_048, outputReserve: 256, messages: [{ role: 'user', content: task }] })
+      .expect(201);
+    const res = await http().get(`/v1/sessions/${id}/context`).set(auth()).expect(422);
+    expect(res.body.error.code).toBe('budget_too_small');
+    const prisma = api.app.get(PrismaService);
+    const events = await prisma.event.findMany({ where: { session: { externalId: id }, type: 'budget-too-small' } });
+    expect(events).toHaveLength(1);
+  });
 
   it('manual compaction: queued, reported by GET /v1/jobs/:id, invisible to another tenant', async () => {
     const id = 'manual-1';

@@ -45,7 +45,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The offloaded content, byte-exact; `offset` and `limit` (bytes) read a part of it. */
+        /** The offloaded content, byte-exact; `offset` and `limit` (characters, as the compactor_read_artifact tool takes them) read a part of it. */
         get: operations["getArtifact"];
         put?: never;
         post?: never;
@@ -206,6 +206,23 @@ export interface paths {
         put?: never;
         /** Advances the watermark (seed 001's compress_to_checkpoint) and schedules a compaction; it never moves back. */
         post: operations["advanceWatermark"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/read-artifact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The `compactor_read_artifact` tool definition, in Anthropic and OpenAI shapes, to add to an agent's tools. */
+        get: operations["getReadArtifactTool"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -626,7 +643,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The content. Headers: X-Compactor-Session, X-Compactor-Seq, X-Content-SHA256 (of the whole artifact), X-Total-Bytes. */
+            /** @description The content. Headers: X-Compactor-Session, X-Compactor-Seq, X-Content-SHA256 and X-Total-Bytes (of the whole artifact); with offset/limit, X-Total-Chars and X-Next-Offset (absent at the end). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1372,6 +1389,42 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getReadArtifactTool: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description { anthropic, openai } */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

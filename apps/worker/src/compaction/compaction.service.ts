@@ -159,6 +159,8 @@ export class CompactionService {
       return { status: 'skipped' };
     }
     await finish({ ...record, status: 'succeeded', resultVersionId: versionId });
+    // Seed 003 deletes the offload files after a compaction; here only what no version refers to goes.
+    await this.compactions.deleteUnreferencedArtifacts(session.id);
     this.logger.log(`Session ${session.externalId}: ${outcome.events.at(-1)?.line ?? 'compacted'}`);
     // Threshold re-check: appends that arrived during the run may call for another one.
     const after = await this.sessions.findById(session.id);

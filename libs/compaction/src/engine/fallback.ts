@@ -61,6 +61,8 @@ export interface FallbackResult {
 export const FALLBACK_MASK_MIN_TOKENS = 50;
 
 const OFFLOADED_PREFIX = '[tool output offloaded';
+/** The offload stage's artifact reference (offload.ts); kept as is: it names the artifact. */
+const OFFLOAD_MARKER = '[offloaded tool output';
 const MASKED_PREFIX = '[masked tool output';
 
 const fmt = (n: number) => n.toLocaleString('en-US');
@@ -73,7 +75,9 @@ const hasResults = (m: CanonicalMessage) => m.blocks.some((b) => b.type === 'too
 const startsTurn = (m: CanonicalMessage) => m.role === 'user' && !hasResults(m);
 const answersTools = (m: CanonicalMessage) => m.role === 'tool' || (m.role === 'user' && hasResults(m));
 const callsTools = (m: CanonicalMessage) => m.role === 'assistant' && m.blocks.some((b) => toolUseIdOf(b) !== undefined);
-const isPlaceholder = (b: ToolResultBlock) => typeof b.content === 'string' && (b.content.startsWith(MASKED_PREFIX) || b.content.startsWith(OFFLOADED_PREFIX));
+// An artifact reference (offload stage) is already the short form of its output, and names where the full one is.
+const isPlaceholder = (b: ToolResultBlock) =>
+  typeof b.content === 'string' && (b.content.startsWith(MASKED_PREFIX) || b.content.startsWith(OFFLOADED_PREFIX) || b.content.startsWith(OFFLOAD_MARKER));
 
 /**
  * What can be dropped, as whole units, oldest first: a `turn` is a user message and everything

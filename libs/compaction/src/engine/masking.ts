@@ -49,7 +49,8 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
     const blocks: Block[] = m.message.blocks.map((b) => {
       if (b.type !== 'tool_result' || protection.exemptToolUseIds.has(b.toolUseId)) return b;
       const text = resultText(b);
-      if (text.startsWith('[masked tool output')) return b;
+      // Already short: a mask, or an artifact reference that names where the full output is.
+      if (text.startsWith('[masked tool output') || text.startsWith('[offloaded tool output')) return b;
       const approxTokens = Math.ceil(text.length / 4);
       if (approxTokens <= params.minTokens) return b;
       changed = true;

@@ -146,7 +146,8 @@ export function truncateToTokens(text: string, maxTokens: number, count: CountTo
   if (lo === 0) {
     // Not even one character and the ellipsis: one character alone is one token or so.
     for (let n = Math.min(text.length, 4); n > 0; n--) if (count(text.slice(0, n)) <= maxTokens) return text.slice(0, n);
-    return '';
+    // A character that costs more tokens than allowed (rare scripts, emoji): say that something was cut.
+    return count('…') <= maxTokens ? '…' : '';
   }
   // Never split a surrogate pair.
   const end = /[\uD800-\uDBFF]/.test(text.charAt(lo - 1)) ? lo - 1 : lo;

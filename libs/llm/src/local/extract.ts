@@ -103,10 +103,13 @@ export class FileLedger {
   }
 }
 
+/** Trailing spaces dropped, blank-line runs folded to one. Line by line: a regex anchored at line ends is quadratic on long runs of spaces. */
 export function normalizeWhitespace(text: string): string {
   return text
     .replace(/\r\n?/g, '\n')
-    .replace(/[ \t]+$/gm, '')
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
 }
@@ -175,7 +178,7 @@ export function proseRatio(text: string): number {
 }
 
 const CODE_START =
-  /^(?:def|class|import|from\s+\S+\s+import|return|raise|except|try:|elif|else:|finally:|const|let|var|function|public|private|protected|static|fn|func|package|#include|#!|@\w+\(?|end_of_edit|}|\)|\])(?:\b|\s|$)/;
+  /^(?:def|class|import|from\s+\S+\s+import|return|raise|except|try:|elif|else:|finally:|const|let|var|function|public|private|protected|static|fn|func|package|#include|#!|@\w+\(?|}|\)|\])(?:\b|\s|$)/;
 
 /** A line of code (or a numbered listing line) quoted in prose: mined for paths and errors, ranked low. */
 export function looksLikeCode(line: string): boolean {
@@ -287,7 +290,8 @@ export class Extractor {
   }
 
   private notePaths(text: string, verb: string | null): string[] {
-    const paths = findPaths(text);
+    // A minified blob of a line names its files near the start if anywhere useful.
+    const paths = findPaths(text.length > 4_000 ? text.slice(0, 4_000) : text);
     for (const p of paths) this.files.touch(p, verb, this.message, this.pos);
     return paths;
   }
@@ -375,7 +379,11 @@ export class Extractor {
   private toolUse(name: string, input: unknown): RawUnit {
     const args = input !== null && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
     let shell: string | undefined = typeof input === 'string' ? input : undefined;
-    for (const k of SHELL_KEYS) if (!shell && typeof args[k] === 'string' && (args[k] as string).trim()) shell = args[k] as string;
+    // A command line, not a sub-command name: an editor tool's `command: "str_replace"` is rendered with its arguments.
+    for (const k of SHELL_KEYS) {
+      const v = args[k];
+      if (!shell && typeof v === 'string' && v.trim() && (SHELL_TOOL.test(name) || /\s/.test(v.trim()))) shell = v;
+    }
     const paths: string[] = [];
     for (const [k, v] of Object.entries(args)) if (PATH_KEY.test(k) && typeof v === 'string' && v.trim()) paths.push(v.trim());
     const editLike = EDIT_TOOL.test(name);
@@ -393,7 +401,8 @@ export class Extractor {
         if (typeof v === 'string') {
           const single = oneLine(v);
           if (PATH_KEY.test(k) && single.length <= 200) parts.push(single);
-          else parts.push(`${k}=${single.length > 48 || v.includes('\n') ? `"${truncateChars(single, 40)}"` : single}`);
+          // An edit's new text is the change itself: show more of it.
+          else parts.push(`${k}=${single.length > 48 || v.includes('\n') ? `"${truncateChars(single, editLike ? 100 : 40)}"` : single}`);
         } else if (typeof v === 'number' || typeof v === 'boolean') parts.push(`${k}=${String(v)}`);
       }
       text = parts.join(' ');
@@ -506,7 +515,7 @@ export class Extractor {
     // the rest of the span keeps talking about, said densely), a second one only when close.
     unique
       .map((r, i) => ({ r, t: terms[i].length >= 3 ? (topical[i] * Math.sqrt(terms[i].length)) / terms[i].length : 0 }))
-      .filter((x) => x.r.request && x.r.form === 'prose' && !/:\s*$/.test(x.r.text) && x.t > 0)
+      .filter((x) => x.r.request && x.r.form === 'prose' && !x.r.text.trimEnd().endsWith(':') && x.t > 0)
       .sort((a, b) => b.t - a.t || a.r.pos - b.r.pos)
       .slice(0, 2)
       .forEach((x, i, all) => {
@@ -657,7 +666,7 @@ function scoreUnit(r: RawUnit, terms: string[], topical: number, goalTerms: Set<
   if (r.form === 'code') score *= 0.45;
   // Fragments and lead-ins ("but I get the following error:") say little alone.
   if ((r.text.length < 12 || !/\S\s+\S/.test(r.text)) && s.errorStrong === 0 && s.testSummary === 0) score *= 0.3;
-  if (r.form === 'prose' && /:\s*$/.test(r.text)) score *= 0.6;
+  if (r.form === 'prose' && r.text.trimEnd().endsWith(':')) score *= 0.6;
   if (merge && (category === 'constraint' || category === 'decision')) score += 3;
   // Later is more current.
   score += (tool ? 0.6 : 1.2) * (r.pos / maxPos);

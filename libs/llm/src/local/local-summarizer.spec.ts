@@ -178,6 +178,26 @@ describe('LocalSummarizer', () => {
     await expect(call).rejects.toMatchObject({ kind: 'aborted', attempts: 1 });
   });
 
+  it('stops between messages when the signal is aborted mid-run', async () => {
+    // A signal that turns aborted after a few reads: the run checks it between messages.
+    let reads = 0;
+    const signal = { get aborted() { return ++reads > 3; } } as unknown as AbortSignal;
+    await expect(summarizer.summarize(request(chattySession(), 100), signal)).rejects.toMatchObject({ name: 'LlmError', kind: 'aborted' });
+    expect(reads).toBeGreaterThan(3);
+  });
+
+  it('prefers what the goal is about when the goal is known (seed 004)', async () => {
+    const messages = [
+      assistant('Option one: the export job writes parquet files to the archive bucket nightly.'),
+      assistant('Option two: the signup form validates phone numbers with libphonenumber.'),
+      ...Array.from({ length: 6 }, (_, i) => assistant(`Filler remark number ${i} about nothing in particular at all.`)),
+    ];
+    const onExport = await summarizer.summarize(request(messages, 30, { goal: 'Ship the nightly parquet export to the archive bucket' }));
+    const onSignup = await summarizer.summarize(request(messages, 30, { goal: 'Validate phone numbers in the signup form' }));
+    expect(onExport.text).toContain('parquet');
+    expect(onSignup.text).toContain('libphonenumber');
+  });
+
   describe('tool-result', () => {
     const lines = [
       '$ npm test',

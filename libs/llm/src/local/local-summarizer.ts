@@ -108,6 +108,7 @@ export class LocalSummarizer implements Summarizer {
 
     if (count(text) > limit) text = truncateToTokens(text, limit, count);
     if (!text.trim() && transcript.trim()) text = truncateToTokens(copy.trim() ? copy : transcript, limit, count);
+    if (!text.trim() && transcript.trim()) text = truncateToTokens(transcript, limit, count);
     return {
       text,
       usage: { inputTokens, outputTokens: text ? count(text) : 0, costUsd: 0 },

@@ -356,8 +356,11 @@ export interface Fact {
 }
 
 const QUOTED = '"[^"\\n]{1,60}"|\'[^\'\\n]{1,60}\'|`[^`\\n]{1,60}`';
-/** Values that read as values when stated with "is/are": numbers (with units), versions, quoted text, booleans, ids with digits. */
-const VALUE_LIKE = `(?:${QUOTED}|[$€£]?-?\\d[\\d,]*(?:\\.\\d+)?(?:\\s?(?:%|[A-Za-zµ/]{1,8}\\b))?|v?\\d+(?:\\.\\d+){1,3}\\b|true|false|on|off|enabled|disabled|null|none|nil|[A-Za-z_][\\w./-]*\\d[\\w./-]*)`;
+/**
+ * Values that read as values when stated with "is/are": numbers (with units), versions, quoted
+ * text, ids with digits, and booleans when the clause ends with them ("is on.", not "are on the table").
+ */
+const VALUE_LIKE = `(?:${QUOTED}|[$€£]?-?\\d[\\d,]*(?:\\.\\d+)?(?:\\s?(?:%|[A-Za-zµ/]{1,8}\\b))?|v?\\d+(?:\\.\\d+){1,3}\\b|(?:true|false|on|off|enabled|disabled|null|none|nil)(?=\\s*(?:[.,;:)!?]|$))|[A-Za-z_][\\w./-]*\\d[\\w./-]*)`;
 /** Any short value, for explicit assignment ("=", "set to"). */
 const ANY_VALUE = `(?:${QUOTED}|[^\\s,;)]{1,60})`;
 const KEY_WORDS = '[A-Za-z_][\\w.\\-]*(?:\\s+[A-Za-z_][\\w.\\-]*){0,2}';

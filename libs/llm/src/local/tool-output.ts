@@ -56,7 +56,7 @@ export function condenseToolOutput(text: string, isError: boolean, budget: numbe
   const last = indices[indices.length - 1];
   for (const i of indices) {
     // Indentation is kept up to two spaces: tracebacks and listings stay readable.
-    const line = raw[i].replace(/\s+$/, '').replace(/^(\s{2})\s+/, '$1').replace(/\t/g, ' ');
+    const line = raw[i].trimEnd().replace(/^(\s{2})\s+/, '$1').replace(/\t/g, ' ');
     const times = repeats.get(keyOf(raw[i])) ?? 1;
     const text = truncateChars(line, maxLineChars) + (times > 1 ? ` [×${times}]` : '');
     kept.push({ index: i, text, score: lineScore(line, i, first, last, isError) });
