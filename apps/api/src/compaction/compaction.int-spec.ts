@@ -173,6 +173,24 @@ describe('compaction through HTTP, with a worker process', () => {
     expect(events).toHaveLength(1);
   });
 
+  it('seed 000 at ingest: factor3 condenses a long file read in the context at once; the history keeps it whole', async () => {
+    const id = 'factor3-ingest';
+    const file = Array.from({ length: 700 }, (_, i) => (i % 50 === 0 ? `def handler_${i}(request, session):` : `    value_${i} = compute(request, ${i})  # line ${i + 1}`)).join('\n');
+    const messages = [
+      { role: 'user', content: 'Find where handler_350 computes its value.' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_read_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"src/handlers.py"}' } }] },
+      { role: 'tool', tool_call_id: 'call_read_1', content: file },
+    ];
+    await http().post(`/v1/sessions/${id}/messages`).set(auth()).send({ model: 'gpt-4o', policy: 'factor3', format: 'openai', messages }).expect(201);
+    const ctx = (await http().get(`/v1/sessions/${id}/context?format=openai`).set(auth()).expect(200)).body;
+    const tool = ctx.messages.find((m: { role: string }) => m.role === 'tool');
+    expect(tool.tool_call_id).toBe('call_read_1');
+    expect(tool.content.length).toBeLessThan(file.length / 2);
+    expect(tool.content).toContain('handler_350');
+    const history = (await http().get(`/v1/sessions/${id}/messages`).set(auth()).expect(200)).body.messages;
+    expect(history[2].message).toEqual(messages[2]);
+  });
+
   it('manual compaction: queued, reported by GET /v1/jobs/:id, invisible to another tenant', async () => {
     const id = 'manual-1';
     await http()

@@ -18,6 +18,8 @@ export interface ContextSource {
   fingerprint: string;
   throughSeq: number;
   messages: readonly CachedMessage[];
+  /** Messages in their context form after the preset's ingest step, by seq (computed once per message; the fingerprint names the policy). */
+  ingested?: Map<number, CachedMessage>;
   /** The head version's prefix (loaded once per fingerprint, which names the head). */
   head?: CachedHead | null;
   /** Response bodies already serialized (UTF-8) for this exact source, by format. */

@@ -4,6 +4,9 @@ import {
   BudgetTooSmall,
   CanonicalMessage,
   checkpointMessage,
+  CountMessage,
+  ingestTransform,
+  toolNamesOf,
   fitToBudget,
   makeProviderValid,
   messageCounter,
@@ -75,6 +78,22 @@ export class ContextService {
     return { ...(await this.assemble(session, source, format)), contextVersion: null };
   }
 
+  /** The history with the preset's per-result ingest step applied (seed 000's tool post-processing), memoized per message. */
+  private ingested(session: SessionRecord, source: ContextSource, count: CountMessage): readonly SessionMessage[] {
+    const transform = ingestTransform(sessionPolicy(session));
+    if (!transform) return source.messages;
+    const memo = (source.ingested ??= new Map());
+    const names = toolNamesOf(source.messages);
+    return source.messages.map((m) => {
+      let out = memo.get(m.seq);
+      if (!out) {
+        out = transform(m, count, names);
+        memo.set(m.seq, out);
+      }
+      return out;
+    });
+  }
+
   private async loadHead(session: SessionRecord): Promise<CachedHead | null> {
     const head = await this.compactions.head(session.id, session.headVersionId);
     if (!head) return null;
@@ -94,19 +113,20 @@ export class ContextService {
     if (cached && cached.throughSeq === session.lastSeq) return cached;
     if (cached && cached.throughSeq > session.lastSeq) {
       // A concurrent read already saw a later append; serve exactly what this request's session row says.
-      return { fingerprint, throughSeq: session.lastSeq, messages: cached.messages.filter((m) => m.seq <= session.lastSeq), head: cached.head, bodies: new Map() };
+      return { fingerprint, throughSeq: session.lastSeq, messages: cached.messages.filter((m) => m.seq <= session.lastSeq), head: cached.head, ingested: cached.ingested, bodies: new Map() };
     }
     const after = cached?.throughSeq ?? 0;
     const rows = await this.messages.forContext(session.id, after, session.lastSeq);
     const fresh = rows.map((r) => ({ seq: r.seq, message: canonicalOf(r), tokens: r.tokens }));
-    return { fingerprint, throughSeq: session.lastSeq, messages: cached ? [...cached.messages, ...fresh] : fresh, head: cached?.head, bodies: new Map() };
+    return { fingerprint, throughSeq: session.lastSeq, messages: cached ? [...cached.messages, ...fresh] : fresh, head: cached?.head, ingested: cached?.ingested, bodies: new Map() };
   }
 
   private async assemble(session: SessionRecord, source: ContextSource, format: ContextFormat): Promise<ContextResponse> {
     // The head version's prefix applied to the history: checkpoints, masked and offloaded outputs (SPEC.md "Context").
     const head = source.head ?? null;
     const counter = messageCounter(resolveModel(session.model).spec);
-    const assembled = head ? applyPrefix(head.prefix, source.messages, (c) => counter.countMessage(checkpointMessage(c))) : source.messages;
+    const history = this.ingested(session, source, counter.countMessage);
+    const assembled = head ? applyPrefix(head.prefix, history, (c) => counter.countMessage(checkpointMessage(c))) : history;
     const { messages: validMessages, dropped, sources } = makeProviderValid(assembled.map((m) => m.message));
 
     // Messages kept whole keep their stored count; one that lost blocks is counted again.

@@ -2,6 +2,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   checkpointFacts,
   computeBudget,
+  ingestTransform,
+  toolNamesOf,
   isPresetImplemented,
   messageCounter,
   PolicyInput,
@@ -70,7 +72,11 @@ export class CompactionService {
     // The run covers a fixed seq range: messages appended from now on stay live (Guarantee 6).
     const throughSeq = session.lastSeq;
     const rows = await this.messages.forContext(session.id, 0, throughSeq);
-    const history: SessionMessage[] = rows.map((r) => ({ seq: r.seq, message: canonicalOf(r), tokens: r.tokens }));
+    const stored: SessionMessage[] = rows.map((r) => ({ seq: r.seq, message: canonicalOf(r), tokens: r.tokens }));
+    // The preset's per-result ingest step (seed 000's post-processing): the run starts from the context form readers see.
+    const ingest = ingestTransform(policy);
+    const names = toolNamesOf(stored);
+    const history = ingest ? stored.map((m) => ingest(m, counter.countMessage, names)) : stored;
     const prefix: VersionPrefix = head
       ? { coversThroughSeq: head.coversThroughSeq, checkpoints: head.checkpoints, treatments: head.treatments as VersionPrefix['treatments'], ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}) }
       : { coversThroughSeq: 0, checkpoints: [], treatments: {} };

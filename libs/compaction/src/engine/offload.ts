@@ -206,7 +206,7 @@ export interface OffloadResult {
 }
 
 /** tool_use id → tool name, over the messages. */
-export function toolNamesOf(messages: SessionMessage[]): Map<string, string> {
+export function toolNamesOf(messages: readonly SessionMessage[]): Map<string, string> {
   const names = new Map<string, string>();
   for (const m of messages) for (const b of m.message.blocks) if (b.type === 'tool_use') names.set(b.id, b.name);
   return names;

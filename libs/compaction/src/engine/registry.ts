@@ -8,7 +8,7 @@ import { OFFLOAD_COMPACT } from './offload-compact';
 import { WATERMARK } from './watermark';
 import { TWO_LAYER } from './two-layer';
 import { PresetDefinition } from './preset';
-import { CompactionInput, CompactionOutcome } from './types';
+import { CompactionInput, CompactionOutcome, CountMessage, SessionMessage } from './types';
 
 // Parameters differ per preset; the registry hands each run the params its own defaults resolved to.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -71,3 +71,26 @@ export function presetProtection(policy: PolicyInput): ProtectionPolicy {
     return BALANCED_DEFAULTS.protection;
   }
 }
+
+/**
+ * The preset's deterministic per-result step at ingest (SPEC.md "Policies": it applies whatever
+ * the message's age), over messages no compaction has treated; `undefined` when the preset has
+ * none. Steps that would store artifacts are not applied here: only rewrites the history can
+ * always re-derive. Returns the messages, each in its context form (same objects when unchanged).
+ */
+export function ingestTransform(policy: PolicyInput): ((m: SessionMessage, count: CountMessage, names: ReadonlyMap<string, string>) => SessionMessage) | undefined {
+  const preset = PRESETS[policy.preset];
+  if (!preset?.ingest) return undefined;
+  const step = preset.ingest;
+  let params: object;
+  try {
+    params = resolvePresetParams(policy);
+  } catch {
+    return undefined;
+  }
+  return (m, count, names) => {
+    const r = step(m, params, count, names);
+    return r && r.artifacts.length === 0 && r.message.tokens < m.tokens ? r.message : m;
+  };
+}
+
