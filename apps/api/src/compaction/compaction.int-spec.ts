@@ -191,6 +191,28 @@ describe('compaction through HTTP, with a worker process', () => {
     expect(history[2].message).toEqual(messages[2]);
   });
 
+  it('balanced at ingest: a very large tool result is offloaded by an ingest run below the threshold; the artifact is byte-exact', async () => {
+    const id = 'balanced-ingest';
+    const log = Array.from({ length: 3_000 }, (_, i) => `2026-11-23T10:${String(i % 60).padStart(2, '0')}:00Z worker-${i % 7} processed batch ${i} in ${i * 3} ms`).join('\n');
+    const messages = [
+      { role: 'user', content: 'Why is the worker slow? Check the logs.' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_logs_1', type: 'function', function: { name: 'bash', arguments: '{"command":"cat worker.log"}' } }] },
+      { role: 'tool', tool_call_id: 'call_logs_1', content: log },
+    ];
+    const res = await http().post(`/v1/sessions/${id}/messages`).set(auth()).send({ model: 'gpt-4o', format: 'openai', messages }).expect(201);
+    expect(res.body.usage.contextTokens).toBeLessThan(res.body.usage.threshold);
+    expect(res.body.compaction.scheduled).toBe(true);
+    const done = await finished(res.body.compaction.jobId);
+    expect(done).toMatchObject({ status: 'succeeded', trigger: 'ingest', steps: ['offload'] });
+    const ctx = (await http().get(`/v1/sessions/${id}/context?format=openai`).set(auth()).expect(200)).body;
+    const tool = ctx.messages.find((m: { role: string }) => m.role === 'tool');
+    const artifactId = /Stored as artifact (art_[0-9a-f]+)/.exec(tool.content)?.[1];
+    expect(artifactId).toBeDefined();
+    const artifact = await http().get(`/v1/artifacts/${artifactId}`).set(auth()).expect(200);
+    expect(artifact.text).toBe(log);
+    expect(ctx.tokens).toBeLessThan(res.body.usage.contextTokens / 5);
+  }, 120_000);
+
   it('manual compaction: queued, reported by GET /v1/jobs/:id, invisible to another tenant', async () => {
     const id = 'manual-1';
     await http()

@@ -12,6 +12,7 @@ import {
   referencedForeignToolUseIds,
   isCheckpointTool,
   isPresetImplemented,
+  needsIngestRun,
   PolicyInput,
   resolvePresetParams,
   validateSequence,
@@ -103,7 +104,7 @@ export class AppendService {
     const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
 
     let compactionJobId: string | undefined;
-    let trigger: 'threshold' | 'watermark' | undefined;
+    let trigger: 'threshold' | 'watermark' | 'ingest' | undefined;
     let scheduleFor: SessionRecord | undefined;
     const outcome = await this.appends.append({
       tenantId,
@@ -131,7 +132,13 @@ export class AppendService {
         // Crossing the threshold schedules a compaction once this append is committed.
         const policy = sessionPolicy(session);
         // Seed 001: a call of the watermark tool marks a checkpoint and compacts whatever the fill level.
-        trigger = watermarkCalled(policy, messages) ? 'watermark' : usage.contextTokens >= usage.threshold ? 'threshold' : undefined;
+        trigger = watermarkCalled(policy, messages)
+          ? 'watermark'
+          : usage.contextTokens >= usage.threshold
+            ? 'threshold'
+            : needsIngestRun(policy, messages, tokens)
+              ? 'ingest'
+              : undefined;
         compactionJobId = trigger && isPresetImplemented(policy.preset) ? randomUUID() : undefined;
         scheduleFor = session;
         const rows: NewMessageRow[] = messages.map((m, i) => ({

@@ -98,7 +98,8 @@ export class CompactionService {
           countMessage: counter.countMessage,
           countText: counter.countText,
           goal: goalText(session.goal),
-          trigger: job.trigger,
+          // Deduplication keeps only the latest trigger: an ingest run over the threshold does the threshold's work too.
+          trigger: job.trigger === 'ingest' && session.contextTokens >= thresholdTokens(budget, policy) ? 'threshold' : job.trigger,
         },
         this.envParams[policy.preset] ?? {},
       );

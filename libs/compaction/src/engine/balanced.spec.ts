@@ -165,3 +165,41 @@ describe('balanced preset (SPEC.md Policies: mask first, summarize only if still
     expect(prefix.checkpoints.some((c) => c.level > 0)).toBe(true);
   });
 });
+
+describe('balanced at ingest (SPEC.md Policies: per-result steps at ingest, offload of large results)', () => {
+  it('an ingest run offloads a result above offloadAboveTokens, whatever its age, byte-exact, and does nothing else', async () => {
+    const messages = agentSession(4, { size: 30 });
+    // The newest result is huge: offloaded even though it is in the protected latest messages.
+    const big = file('src/huge.ts', 2_000);
+    const last = messages.length - 2;
+    messages[last] = { role: 'user', blocks: [{ type: 'tool_result', toolUseId: 'c3', content: big, isError: false }] };
+    const history = toSession(messages);
+    const summarizer = new TruncatingSummarizer();
+    const out = await compactBalanced({ ...input(history, 200_000, summarizer), trigger: 'ingest' }, BALANCED_DEFAULTS);
+    expect(out.status).toBe('succeeded');
+    expect(out.steps).toEqual(['offload']);
+    expect(summarizer.calls).toHaveLength(0);
+    expect(out.artifacts).toHaveLength(1);
+    expect(out.artifacts[0].content).toBe(big);
+    const seq = history[last].seq;
+    const t = out.prefix.treatments[seq];
+    expect(t?.kind).toBe('offloaded');
+    expect(Object.keys(out.prefix.treatments)).toEqual([String(seq)]);
+    const ctx = contextOf(history, out.prefix);
+    expect(JSON.stringify(ctx)).toContain(out.artifacts[0].id);
+    expect(providerValidityProblems(ctx.map((m) => m.message))).toEqual([]);
+    expect(out.tokensAfter).toBeLessThan(out.tokensBefore);
+  });
+
+  it('a later threshold run keeps the artifact reference (masking never hides which artifact holds the output)', async () => {
+    const messages = agentSession(30, { size: 60 });
+    messages[3] = { role: 'user', blocks: [{ type: 'tool_result', toolUseId: 'c0', content: file('src/huge.ts', 2_000), isError: false }] };
+    const history = toSession(messages);
+    const first = await compactBalanced({ ...input(history, 200_000, new TruncatingSummarizer()), trigger: 'ingest' }, BALANCED_DEFAULTS);
+    const id = first.artifacts[0].id;
+    const second = await compactBalanced(input(history, 12_000, new TruncatingSummarizer(), first.prefix), { ...BALANCED_DEFAULTS, summarizeAbove: 100 });
+    expect(second.status).toBe('succeeded');
+    expect(second.prefix.treatments[4]).toMatchObject({ kind: 'offloaded', artifactIds: [id] });
+    expect(JSON.stringify(contextOf(history, second.prefix))).toContain(id);
+  });
+});

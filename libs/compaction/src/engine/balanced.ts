@@ -4,11 +4,14 @@ import { maskObservations } from './masking';
 import { ProtectionPolicy, protectionOf } from './protection';
 import { summarizableMessages, summarizeSpan } from './summarize';
 import { CompactionEvent, CompactionInput, CompactionOutcome, SessionMessage } from './types';
-import { applyPrefix, Checkpoint, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
+import { offloadLargeResult, toolNamesOf } from './offload';
+import { applyPrefix, ArtifactOutput, Checkpoint, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
 
 /** `balanced` (SPEC.md "Policies"): cheap steps first, the LLM last. Every field can be overridden per session. */
 export interface BalancedParams {
   protection: ProtectionPolicy;
+  /** A tool result above this many tokens is offloaded to an artifact as soon as it arrives (an `ingest` run), whatever its age. */
+  offloadAboveTokens: number;
   /** Mask tool outputs older than the latest K turns. */
   maskKeepLatestTurns: number;
   maskMinTokens: number;
@@ -33,6 +36,7 @@ export const BALANCED_INSTRUCTIONS = [
 
 export const BALANCED_DEFAULTS: BalancedParams = {
   protection: { latestMessages: 6, latestUserTexts: 3, allUserTexts: false, exemptToolNames: [] },
+  offloadAboveTokens: 8_000,
   maskKeepLatestTurns: 10,
   maskMinTokens: 50,
   summarizeAbove: 0.6,
@@ -141,17 +145,44 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
     ],
   });
 
-  const protection = protectionOf(context, params.protection);
-  const masked = maskObservations(context, protection, { keepLatestTurns: params.maskKeepLatestTurns, minTokens: params.maskMinTokens }, input.countMessage);
-  steps.push('mask');
+  // Per-result step at ingest: very large results go to artifacts whatever their age (the history keeps them whole).
   const treatments: Record<number, Treatment> = { ...input.prefix.treatments };
+  const names = toolNamesOf(context);
+  const artifacts: ArtifactOutput[] = [];
+  const offloadedSeqs: number[] = [];
+  const ingested = context.map((m) => {
+    if (m.message.role === 'system' || input.prefix.treatments[m.seq] || m.message.tags?.includes('checkpoint')) return m;
+    const r = offloadLargeResult(m, { offloadAboveTokens: params.offloadAboveTokens, protection: params.protection }, input.countMessage, names);
+    if (!r) return m;
+    artifacts.push(...r.artifacts);
+    offloadedSeqs.push(m.seq);
+    treatments[m.seq] = { kind: 'offloaded', artifactIds: r.artifacts.map((a) => a.id), message: r.message.message, tokens: r.message.tokens };
+    return r.message;
+  });
+  if (offloadedSeqs.length > 0) {
+    steps.push('offload');
+    events.push({ type: 'offloaded', line: `Offloaded ${offloadedSeqs.length} large tool output(s) to artifacts (messages ${offloadedSeqs.join(', ')})` });
+  }
+
+  const protection = protectionOf(ingested, params.protection);
+  const masked =
+    input.trigger === 'ingest'
+      ? { messages: ingested, masked: [] as number[] }
+      : maskObservations(ingested, protection, { keepLatestTurns: params.maskKeepLatestTurns, minTokens: params.maskMinTokens }, input.countMessage);
+  if (input.trigger !== 'ingest') steps.push('mask');
   const maskedSet = new Set(masked.masked);
-  for (const m of masked.messages) if (maskedSet.has(m.seq)) treatments[m.seq] = { kind: 'masked', message: m.message, tokens: m.tokens };
-  let coversThroughSeq = Math.max(input.prefix.coversThroughSeq, ...masked.masked);
+  for (const m of masked.messages) {
+    if (!maskedSet.has(m.seq)) continue;
+    const before = treatments[m.seq];
+    // A message with an artifact reference keeps naming its artifact when its other outputs are masked.
+    treatments[m.seq] = before?.kind === 'offloaded' ? { ...before, message: m.message, tokens: m.tokens } : { kind: 'masked', message: m.message, tokens: m.tokens };
+  }
+  let coversThroughSeq = Math.max(input.prefix.coversThroughSeq, ...masked.masked, ...offloadedSeqs);
   let checkpoints = input.prefix.checkpoints;
   const current = masked.messages;
 
-  if (sumTokens(current) > params.summarizeAbove * input.budget) {
+  // An ingest run does the per-result steps only; masking and summaries wait for the threshold.
+  if (input.trigger !== 'ingest' && sumTokens(current) > params.summarizeAbove * input.budget) {
     const span = summarizableMessages(current, protection);
     if (span.length > 0) {
       steps.push('summarize');
@@ -187,7 +218,7 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
     type: 'compressed',
     line: `Compacted ${fmt(tokensBefore)} → ${fmt(tokensAfter)} tokens (saved ~${fmt(tokensBefore - tokensAfter)}; ${masked.masked.length} tool outputs masked, ${checkpoints.length} checkpoint(s))`,
   });
-  return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls, events, artifacts: [] };
+  return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls, events, artifacts: artifacts.filter((a) => treatments[a.seq]?.kind === 'offloaded') };
 }
 
 export const BALANCED: PresetDefinition<BalancedParams> = {

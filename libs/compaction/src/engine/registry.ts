@@ -1,3 +1,4 @@
+import { CanonicalMessage } from '../messages/canonical';
 import { ParamLayer, resolveParams } from '../policy/params';
 import { PolicyInput, PresetName } from '../policy/presets';
 import { BALANCED, BALANCED_DEFAULTS } from './balanced';
@@ -94,3 +95,27 @@ export function ingestTransform(policy: PolicyInput): ((m: SessionMessage, count
   };
 }
 
+
+const resultChars = (m: CanonicalMessage) =>
+  m.blocks.reduce((n, b) => n + (b.type === 'tool_result' ? (typeof b.content === 'string' ? b.content.length : JSON.stringify(b.content).length) : 0), 0);
+
+/**
+ * Whether appended messages call for an `ingest` run of the preset's per-result steps that store
+ * or summarize (SPEC.md "Policies"): `balanced` offloads a result above `offloadAboveTokens`,
+ * `two-layer` (seed 002) summarizes one over `singleResultThreshold` characters. Until it finishes,
+ * reads use Guarantee 4's fallback.
+ */
+export function needsIngestRun(policy: PolicyInput, messages: readonly CanonicalMessage[], tokens: readonly number[]): boolean {
+  if (policy.preset !== 'balanced' && policy.preset !== 'two-layer') return false;
+  let params: Record<string, unknown>;
+  try {
+    params = resolvePresetParams(policy) as Record<string, unknown>;
+  } catch {
+    return false;
+  }
+  return messages.some((m, i) => {
+    if (!m.blocks.some((b) => b.type === 'tool_result')) return false;
+    if (policy.preset === 'balanced') return tokens[i] > (params.offloadAboveTokens as number);
+    return params.compressionEnabled !== false && resultChars(m) > (params.singleResultThreshold as number);
+  });
+}
