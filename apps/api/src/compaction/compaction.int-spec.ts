@@ -213,6 +213,24 @@ describe('compaction through HTTP, with a worker process', () => {
     expect(ctx.tokens).toBeLessThan(res.body.usage.contextTokens / 5);
   }, 120_000);
 
+  it('Guarantee 8: the same appends in the same batches give byte-identical contexts with the local summarizer', async () => {
+    const bodies: string[] = [];
+    for (const id of ['same-a', 'same-b']) {
+      for (let i = 0; i < 120; i += 8) {
+        const res = await http()
+          .post(`/v1/sessions/${id}/messages`)
+          .set(auth())
+          .send({ model: 'gpt-4o', contextWindow: 24_000, outputReserve: 2_000, format: 'openai', messages: LONG.slice(i, i + 8) })
+          .expect(201);
+        if (res.body.compaction.scheduled) await finished(res.body.compaction.jobId);
+      }
+      const ctx = (await http().get(`/v1/sessions/${id}/context?format=anthropic`).set(auth()).expect(200)).body;
+      expect(ctx.contextVersion).toBeGreaterThanOrEqual(1);
+      bodies.push(JSON.stringify({ ...ctx, sessionId: undefined }));
+    }
+    expect(bodies[0]).toBe(bodies[1]);
+  }, 180_000);
+
   it('manual compaction: queued, reported by GET /v1/jobs/:id, invisible to another tenant', async () => {
     const id = 'manual-1';
     await http()
