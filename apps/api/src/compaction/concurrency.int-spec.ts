@@ -126,4 +126,34 @@ describe('appends while a compaction runs', () => {
     expect(inContext).toMatchObject({ toolUseId: result.toolUseId, content: result.content });
     expect(ctx.tokens).toBeLessThanOrEqual(ctx.usage.budget);
   }, 180_000);
+
+  it('an LLM that keeps failing: 3 attempts inside the provider, the job fails with the error recorded, the old head stays', async () => {
+    const id = 'llm-down-1';
+    const append = (messages: unknown[]) =>
+      http()
+        .post(`/v1/sessions/${id}/messages`)
+        .set(auth())
+        .send({ model: 'gpt-4o', contextWindow: 24_000, outputReserve: 2_000, policy: { preset: 'balanced', overrides: { summarizeAbove: 0 } }, format: 'openai', messages })
+        .expect(201);
+    let i = 0;
+    let jobId: string | undefined;
+    const before = fake.requests.length;
+    fake.script([{ status: 500 }, { status: 500 }, { status: 500 }]);
+    while (!jobId) {
+      const res = await append(LONG.slice(i, i + 6));
+      i += 6;
+      jobId = res.body.compaction.jobId;
+    }
+    const failed = await pollUntil(async () => {
+      const j = await job(jobId!);
+      return ['succeeded', 'skipped', 'failed'].includes(j.status) ? j : undefined;
+    }, { timeoutMs: 60_000, what: 'the job to fail' });
+    expect(failed).toMatchObject({ status: 'failed', error: 'llm-server', llmCalls: 3, resultVersion: null });
+    expect(fake.requests.length - before).toBe(3);
+    const ctx = (await http().get(`/v1/sessions/${id}/context`).set(auth()).expect(200)).body;
+    expect(ctx.contextVersion).toBeNull();
+    const prisma = api.app.get(PrismaService);
+    const events = await prisma.event.findMany({ where: { session: { externalId: id }, type: 'compression-error' } });
+    expect(events.map((e) => e.line)).toEqual([expect.stringContaining('Summarizer failed (server) after 3 attempt(s)')]);
+  }, 120_000);
 });

@@ -202,6 +202,7 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
         } else checkpoints = older;
       } catch (error) {
         if (!(error instanceof LlmError)) throw error;
+        llmCalls += error.attempts; // failed attempts are calls too (and may have been billed)
         events.push({ type: 'compression-error', line: `Summarizer failed (${error.kind}) after ${error.attempts} attempt(s); the previous context stays` });
         return unchanged('failed', `llm-${error.kind}`);
       }

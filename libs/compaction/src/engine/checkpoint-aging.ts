@@ -534,6 +534,7 @@ export async function compactCheckpointAging(input: CompactionInput, params: Che
     else if (ultra.length > 0) aged.unshift(await age(ultra, Math.max(ULTRA_LEVEL, ...ultra.map((c) => c.level))));
   } catch (error) {
     if (!(error instanceof LlmError)) throw error;
+    llmCalls += error.attempts;
     events.push({ type: 'compression-error', line: `Summarizer failed (${error.kind}) after ${error.attempts} attempt(s); the previous context stays` });
     return unchanged('failed', `llm-${error.kind}`);
   }
