@@ -96,6 +96,12 @@ describe('compaction through HTTP, with a worker process', () => {
       expect(ctx.contextVersion).toBeGreaterThanOrEqual(1);
       expect(ctx.tokens).toBeLessThanOrEqual(ctx.usage.budget);
       if (format === 'canonical') expect(providerValidityProblems(ctx.messages as CanonicalMessage[])).toEqual([]);
+      if (format === 'anthropic') {
+        // Anthropic's order: the user's turn first, then strictly alternating turns.
+        const roles = (ctx.messages as { role: string }[]).map((m) => m.role);
+        expect(roles[0]).toBe('user');
+        roles.forEach((r, k) => k > 0 && expect(`${k}:${r}`).not.toBe(`${k}:${roles[k - 1]}`));
+      }
     }
 
     // Guarantee 1: the full history is exactly what was appended.

@@ -1,9 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
+  anthropicTurns,
   applyPrefix,
   BudgetTooSmall,
   CanonicalMessage,
   checkpointMessage,
+  CONTINUATION_TURN,
   CountMessage,
   ingestTransform,
   toolNamesOf,
@@ -140,18 +142,22 @@ export class ContextService {
 
     // Guarantee 4: never more than the budget. Until a compaction brings it under (pending, failed, or a
     // preset that deletes nothing), a deterministic fallback masks, offloads and drops the oldest turns.
+    // Room for the continuation turn Anthropic's order may need (see anthropicTurns).
+    const continuationReserve = format === 'anthropic' ? counter.countMessage(CONTINUATION_TURN) : 0;
     let fitted;
     try {
-      fitted = fitToBudget(counted, { budget, protection: presetProtection(sessionPolicy(session)), countMessage: counter.countMessage });
+      fitted = fitToBudget(counted, { budget: budget - continuationReserve, protection: presetProtection(sessionPolicy(session)), countMessage: counter.countMessage });
     } catch (error) {
       if (error instanceof BudgetTooSmall) {
         await this.compactions.event(session.id, session.tenantId, 'budget-too-small', `Context read refused: ${error.message}`, { lastSeq: session.lastSeq });
       }
       throw error;
     }
-    const valid = fitted.messages.map((m) => m.message);
-    const usage = sessionUsage(session, fitted.tokens, systemTokens);
-    const tokens = fitted.tokens;
+    const kept = fitted.messages.map((m) => m.message);
+    // Anthropic's turn order after compaction: user first, consecutive user messages as one turn.
+    const valid = format === 'anthropic' ? anthropicTurns(kept) : kept;
+    const tokens = fitted.tokens + (valid.includes(CONTINUATION_TURN) ? counter.countMessage(CONTINUATION_TURN) : 0);
+    const usage = sessionUsage(session, tokens, systemTokens);
 
     const body =
       format === 'anthropic'

@@ -15,6 +15,8 @@ export interface BalancedParams {
   /** Mask tool outputs older than the latest K turns. */
   maskKeepLatestTurns: number;
   maskMinTokens: number;
+  /** When masking the old outputs is not enough, mask every unprotected output before summarizing. */
+  maskAllBeforeSummary: boolean;
   /** Summarize only if the context is still above this fraction of the budget after masking. */
   summarizeAbove: number;
   /** A new checkpoint is at most this fraction of the budget; each aging step halves it. */
@@ -39,6 +41,7 @@ export const BALANCED_DEFAULTS: BalancedParams = {
   offloadAboveTokens: 8_000,
   maskKeepLatestTurns: 10,
   maskMinTokens: 50,
+  maskAllBeforeSummary: true,
   summarizeAbove: 0.6,
   checkpointFraction: 0.1,
   checkpointsMaxFraction: 0.3,
@@ -165,11 +168,19 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
   }
 
   const protection = protectionOf(ingested, params.protection);
-  const masked =
+  let masked =
     input.trigger === 'ingest'
       ? { messages: ingested, masked: [] as number[] }
       : maskObservations(ingested, protection, { keepLatestTurns: params.maskKeepLatestTurns, minTokens: params.maskMinTokens }, input.countMessage);
   if (input.trigger !== 'ingest') steps.push('mask');
+  // Still over: mask every unprotected output before paying for a summary (cheap steps first; the conversation text stays).
+  if (input.trigger !== 'ingest' && params.maskAllBeforeSummary && sumTokens(masked.messages) > params.summarizeAbove * input.budget) {
+    const deeper = maskObservations(masked.messages, protection, { keepLatestTurns: 0, minTokens: params.maskMinTokens }, input.countMessage);
+    if (deeper.masked.length > 0) {
+      masked = { messages: deeper.messages, masked: [...masked.masked, ...deeper.masked] };
+      steps.push('mask-all');
+    }
+  }
   const maskedSet = new Set(masked.masked);
   for (const m of masked.messages) {
     if (!maskedSet.has(m.seq)) continue;

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { Block, CanonicalMessage, ToolResultBlock } from './canonical';
 import { toAnthropic } from './anthropic';
 import { toOpenAI } from './openai';
-import { makeProviderValid, providerValidityProblems } from './provider-valid';
+import { anthropicTurns, CONTINUATION_TURN, makeProviderValid, providerValidityProblems } from './provider-valid';
 
 const text = (t: string): Block => ({ type: 'text', text: t });
 const use = (id: string, name = 'run'): Block => ({ type: 'tool_use', id, name, input: { id } });
@@ -249,3 +249,21 @@ function openaiProblems(messages: OpenAIMsg[]): string[] {
   }
   return problems;
 }
+
+describe('anthropicTurns (a compacted context in Anthropic turn order)', () => {
+  const text = (role: 'user' | 'assistant' | 'system', t: string): CanonicalMessage => ({ role, blocks: [{ type: 'text', text: t }] });
+  it('adds a continuation turn when the first kept message is the assistant', () => {
+    const out = anthropicTurns([text('system', 'sys'), text('assistant', 'I will now run the tests.'), text('user', 'ok')]);
+    expect(out.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(out[1]).toBe(CONTINUATION_TURN);
+  });
+  it('merges consecutive user messages into one turn, in order, and leaves tool pairs alone', () => {
+    const call: CanonicalMessage = { role: 'assistant', blocks: [{ type: 'tool_use', id: 't1', name: 'bash', input: {} }] };
+    const result: CanonicalMessage = { role: 'user', blocks: [{ type: 'tool_result', toolUseId: 't1', content: 'done', isError: false }] };
+    const out = anthropicTurns([text('user', 'a'), text('user', 'b'), call, result, text('user', 'c')]);
+    expect(out.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(out[0].blocks).toEqual([...text('user', 'a').blocks, ...text('user', 'b').blocks]);
+    expect(out[2].blocks.map((b) => b.type)).toEqual(['tool_result', 'text']);
+    expect(providerValidityProblems(out)).toEqual([]);
+  });
+});

@@ -327,3 +327,35 @@ export function providerValidityProblems(messages: CanonicalMessage[]): string[]
   );
   return problems;
 }
+
+/** The user turn that opens a context whose first kept message is the assistant's (after a summary). */
+export const CONTINUATION_TURN: CanonicalMessage = {
+  role: 'user',
+  tags: ['continuation'],
+  blocks: [{ type: 'text', text: '[The conversation continues from the summary above.]' }],
+};
+
+/**
+ * Anthropic's turn order for a compacted context: the first turn is the user's (a short
+ * continuation turn is added when compaction left an assistant message first), and consecutive
+ * user messages (a kept user text next to a user message whose neighbours were summarized) are
+ * merged into one turn, text and results in their order. Tool pairs are untouched: a user message
+ * answering tools always follows the assistant message that called them.
+ */
+export function anthropicTurns(messages: CanonicalMessage[]): CanonicalMessage[] {
+  const out: CanonicalMessage[] = [];
+  for (const m of messages) {
+    if (m.role === 'system') {
+      out.push(m);
+      continue;
+    }
+    const prev = [...out].reverse().find((x) => x.role !== 'system');
+    if (!prev && m.role === 'assistant') out.push(CONTINUATION_TURN);
+    if (prev && prev.role === 'user' && m.role === 'user' && !m.blocks.some((b) => b.type === 'tool_result')) {
+      out[out.lastIndexOf(prev)] = { ...prev, blocks: [...prev.blocks, ...m.blocks] };
+      continue;
+    }
+    out.push(m);
+  }
+  return out;
+}
