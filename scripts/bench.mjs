@@ -13,7 +13,11 @@ import { prisma, root } from './lib/prisma.mjs';
 import { run, step } from './lib/run.mjs';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, ensurePostgres, ensureRedis, ServiceError } from './lib/services.mjs';
 
-const BENCHES = { ingest: () => import('../bench/ingest.mjs') };
+const BENCHES = { ingest: () => import('../bench/ingest.mjs'), quality: () => import('../bench/quality.mjs') };
+/** Benchmarks that need a worker process running the compaction jobs next to the API. */
+const NEEDS_WORKER = new Set(['quality']);
+/** Options that take a value (`--name value` or `--name=value`); any other `--flag` is boolean. */
+const VALUE_OPTIONS = new Set(['sessions', 'dump', 'seed', 'count', 'presets', 'concurrency', 'json']);
 const PORT = Number(process.env.BENCH_PORT || 3190);
 
 async function recreateDatabase(baseUrl, name) {
@@ -47,6 +51,53 @@ async function startApi(env) {
   throw new ServiceError('the API did not become ready within 60 s');
 }
 
+/** Starts the built worker against the same database, Redis and queue prefix; resolves once it says it started. */
+async function startWorker(env) {
+  const child = spawn(process.execPath, [path.join(root, 'dist/apps/worker/apps/worker/src/main.js')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM');
+      reject(new ServiceError('the worker did not start within 60 s'));
+    }, 60_000);
+    const onData = (chunk) => {
+      output += chunk;
+      if (output.includes('Compactor worker started')) {
+        clearTimeout(timer);
+        child.stdout.off('data', onData);
+        child.stdout.resume(); // its log lines are not needed; errors still go to stderr
+        resolve(child);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new ServiceError(`the worker exited with code ${code}`));
+      if (output.includes('Compactor worker started') && !child.killed) console.error(`the worker exited with code ${code} during the benchmark`);
+    });
+  });
+}
+
+/** Benchmark names and `--options` from the command line. */
+function parseArgs(argv) {
+  const names = [];
+  const options = {};
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i];
+    if (!arg.startsWith('--')) {
+      names.push(arg);
+      continue;
+    }
+    const [name, inline] = arg.slice(2).split(/=(.*)/s);
+    if (inline !== undefined) options[name] = inline;
+    else if (VALUE_OPTIONS.has(name)) {
+      if (argv[i + 1] === undefined) throw new ServiceError(`--${name} needs a value`);
+      options[name] = argv[(i += 1)];
+    } else options[name] = true;
+  }
+  return { names, options };
+}
+
 /** Replaces (or appends) the section between `<!-- bench:NAME -->` markers. */
 function writeSection(name, markdown) {
   const file = path.join(root, 'docs/benchmarks.md');
@@ -62,7 +113,7 @@ function writeSection(name, markdown) {
 }
 
 async function main() {
-  const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const { names, options } = parseArgs(process.argv.slice(2));
   const selected = names.length ? names : Object.keys(BENCHES);
   const unknown = selected.filter((n) => !(n in BENCHES));
   if (unknown.length) throw new ServiceError(`unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`);
@@ -72,8 +123,10 @@ async function main() {
   const databaseUrl = await ensurePostgres(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
   const redisUrl = await ensureRedis(process.env.REDIS_URL || DEFAULT_REDIS_URL);
   const env = { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true' };
-  step('Building the API');
-  if ((await run(path.join(root, 'node_modules/.bin/nx'), ['run', 'api:build', '--output-style=static'], { env })) !== 0) {
+  const withWorker = selected.some((n) => NEEDS_WORKER.has(n));
+  step(withWorker ? 'Building the API and the worker' : 'Building the API');
+  const buildArgs = withWorker ? ['run-many', '-t', 'build', '-p', 'api', 'worker', '--output-style=static'] : ['run', 'api:build', '--output-style=static'];
+  if ((await run(path.join(root, 'node_modules/.bin/nx'), buildArgs, { env })) !== 0) {
     throw new ServiceError('build failed');
   }
   step('Creating the benchmark database compactor_bench');
@@ -82,26 +135,30 @@ async function main() {
   if (migrated.status !== 0) throw new ServiceError(`migration failed: ${migrated.stderr}`);
 
   const key = `bench_${randomBytes(24).toString('hex')}`;
-  const api = await startApi({
-    ...env,
-    NODE_ENV: 'production',
-    PORT: String(PORT),
-    DATABASE_URL: benchUrl,
-    REDIS_URL: redisUrl,
-    QUEUE_PREFIX: `bench-${process.pid}`,
-    LOG_LEVEL: 'warn',
-    COMPACTOR_INIT_API_KEY: key,
-  });
+  // A queue prefix of this run's own, so no other worker on this Redis takes its jobs.
+  const queuePrefix = `bench-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const serviceEnv = { ...env, NODE_ENV: 'production', DATABASE_URL: benchUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix, LOG_LEVEL: 'warn' };
+  const api = await startApi({ ...serviceEnv, PORT: String(PORT), COMPACTOR_INIT_API_KEY: key });
+  let worker = null;
+  if (withWorker) {
+    try {
+      worker = await startWorker(serviceEnv);
+    } catch (error) {
+      api.kill('SIGTERM');
+      throw error;
+    }
+  }
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model?.trim() ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GB RAM, Node ${process.version}`;
   try {
     for (const name of selected) {
       step(`bench: ${name}`);
       const bench = await BENCHES[name]();
-      const markdown = await bench.run({ apiUrl: `http://127.0.0.1:${PORT}`, key, databaseUrl: benchUrl, root, machine, log: (line) => console.log(`  ${line}`) });
+      const markdown = await bench.run({ apiUrl: `http://127.0.0.1:${PORT}`, key, databaseUrl: benchUrl, root, machine, options, log: (line) => console.log(`  ${line}`) });
       writeSection(name, markdown);
       console.log(markdown);
     }
   } finally {
+    worker?.kill('SIGTERM');
     api.kill('SIGTERM');
   }
   console.log('\nwrote docs/benchmarks.md');
