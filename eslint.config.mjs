@@ -67,7 +67,7 @@ export default tseslint.config(
     languageOptions: { globals: { ...nodeGlobals, require: 'readonly', module: 'writable', __dirname: 'readonly' } },
   },
   {
-    files: ['scripts/**/*.mjs', 'e2e/**/*.ts'],
+    files: ['scripts/**/*.mjs', 'bench/**/*.mjs', 'e2e/**/*.ts'],
     languageOptions: { globals: nodeGlobals },
   },
 );

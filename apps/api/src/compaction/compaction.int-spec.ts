@@ -260,7 +260,7 @@ describe('compaction through HTTP, with a worker process', () => {
     const appended = await http()
       .post(`/v1/sessions/${id}/messages`)
       .set(auth())
-      .send({ model: 'gpt-4o', contextWindow: 32_000, policy: { preset: 'balanced', overrides: { summarizeAbove: 0.1 } }, format: 'openai', messages: LONG.slice(0, 30) })
+      .send({ model: 'gpt-4o', contextWindow: 32_000, policy: { preset: 'balanced', overrides: { summarizeAbove: 0.1, summarizeDownTo: 0.1 } }, format: 'openai', messages: LONG.slice(0, 30) })
       .expect(201);
     expect(appended.body.compaction.scheduled).toBe(false);
     const before = (await http().get(`/v1/sessions/${id}/context?format=canonical`).set(auth()).expect(200)).body;

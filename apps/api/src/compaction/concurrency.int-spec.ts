@@ -59,7 +59,7 @@ describe('appends while a compaction runs', () => {
       http()
         .post(`/v1/sessions/${id}/messages`)
         .set(auth())
-        .send({ model: 'gpt-4o', contextWindow: 24_000, outputReserve: 2_000, policy: { preset: 'balanced', overrides: { summarizeAbove: 0 } }, format: 'openai', messages })
+        .send({ model: 'gpt-4o', contextWindow: 24_000, outputReserve: 2_000, policy: { preset: 'balanced', overrides: { summarizeAbove: 0, summarizeDownTo: 0 } }, format: 'openai', messages })
         .expect(201);
 
     // Append until the threshold is crossed: the first run starts and its LLM call is held.
@@ -133,7 +133,7 @@ describe('appends while a compaction runs', () => {
       http()
         .post(`/v1/sessions/${id}/messages`)
         .set(auth())
-        .send({ model: 'gpt-4o', contextWindow: 24_000, outputReserve: 2_000, policy: { preset: 'balanced', overrides: { summarizeAbove: 0 } }, format: 'openai', messages })
+        .send({ model: 'gpt-4o', contextWindow: 24_000, outputReserve: 2_000, policy: { preset: 'balanced', overrides: { summarizeAbove: 0, summarizeDownTo: 0 } }, format: 'openai', messages })
         .expect(201);
     let i = 0;
     let jobId: string | undefined;

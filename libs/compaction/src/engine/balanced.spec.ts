@@ -203,3 +203,26 @@ describe('balanced at ingest (SPEC.md Policies: per-result steps at ingest, offl
     expect(JSON.stringify(contextOf(history, second.prefix))).toContain(id);
   });
 });
+
+describe('balanced summarizes only what the budget needs', () => {
+  it('the checkpoint takes the oldest span down to summarizeDownTo; later unprotected messages stay verbatim, pairs intact', async () => {
+    const history = toSession(agentSession(40, { size: 60, talk: 30 }));
+    const before = tokensOf(history);
+    const budget = Math.floor(before / 1.5);
+    const params: BalancedParams = { ...BALANCED_DEFAULTS, maskAllBeforeSummary: false, maskKeepLatestTurns: 100, summarizeAbove: 0.6, summarizeDownTo: 0.5 };
+    const out = await compactBalanced(input(history, budget, new TruncatingSummarizer()), params);
+    expect(out.status).toBe('succeeded');
+    const [checkpoint] = out.prefix.checkpoints;
+    const summarized = Object.entries(out.prefix.treatments).filter(([, t]) => t.kind === 'summarized').map(([seq]) => Number(seq));
+    // Not everything summarizable went: messages after the checkpoint and before the protected tail are kept as they were.
+    const lastProtected = history.length - 6;
+    expect(Math.max(...summarized)).toBeLessThan(lastProtected - 10);
+    expect(checkpoint.toSeq).toBe(Math.max(...summarized));
+    const ctx = contextOf(history, out.prefix);
+    expect(ctx.some((m) => m.seq > checkpoint.toSeq && m.seq < lastProtected && !out.prefix.treatments[m.seq])).toBe(true);
+    expect(providerValidityProblems(ctx.map((m) => m.message))).toEqual([]);
+    // Down to summarizeDownTo, give or take how far the summary overshoots its target.
+    expect(out.tokensAfter).toBeLessThanOrEqual(Math.floor(0.5 * budget) + Math.max(0, checkpoint.tokens - Math.floor(0.1 * budget)));
+    expect(out.tokensAfter).toBeGreaterThan(Math.floor(0.4 * budget));
+  });
+});

@@ -19,6 +19,8 @@ export interface BalancedParams {
   maskAllBeforeSummary: boolean;
   /** Summarize only if the context is still above this fraction of the budget after masking. */
   summarizeAbove: number;
+  /** A summary takes the oldest span that brings the context down to this fraction of the budget (the rest stays verbatim). */
+  summarizeDownTo: number;
   /** A new checkpoint is at most this fraction of the budget; each aging step halves it. */
   checkpointFraction: number;
   /** All checkpoints together stay under this fraction of the budget (older ones merge). */
@@ -43,6 +45,7 @@ export const BALANCED_DEFAULTS: BalancedParams = {
   maskMinTokens: 50,
   maskAllBeforeSummary: true,
   summarizeAbove: 0.6,
+  summarizeDownTo: 0.5,
   checkpointFraction: 0.1,
   checkpointsMaxFraction: 0.3,
   minSavingFraction: 0.05,
@@ -51,6 +54,21 @@ export const BALANCED_DEFAULTS: BalancedParams = {
 };
 
 const sumTokens = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);
+const answersTools = (m: SessionMessage) => m.message.role === 'tool' || m.message.blocks.some((b) => b.type === 'tool_result');
+
+/**
+ * The oldest part of the summarizable span whose tokens cover `excess`: only as much history
+ * as the budget needs goes into a checkpoint, the rest stays verbatim. The cut never falls
+ * between a tool call and its results (Guarantee 2).
+ */
+function oldestSpanToSummarize(span: SessionMessage[], excess: number): SessionMessage[] {
+  if (excess <= 0) return [];
+  let cut = 0;
+  let covered = 0;
+  while (cut < span.length && covered < excess) covered += span[cut++].tokens;
+  while (cut < span.length && answersTools(span[cut])) cut += 1;
+  return span.slice(0, cut);
+}
 const fmt = (n: number) => n.toLocaleString('en-US');
 
 /** Ages older checkpoints (each step halves its target) and merges the oldest while all together exceed their cap. */
@@ -194,10 +212,10 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
 
   // An ingest run does the per-result steps only; masking and summaries wait for the threshold.
   if (input.trigger !== 'ingest' && sumTokens(current) > params.summarizeAbove * input.budget) {
-    const span = summarizableMessages(current, protection);
+    const target = Math.max(100, Math.floor(params.checkpointFraction * input.budget));
+    const span = oldestSpanToSummarize(summarizableMessages(current, protection), sumTokens(current) - Math.floor(params.summarizeDownTo * input.budget) + target);
     if (span.length > 0) {
       steps.push('summarize');
-      const target = Math.max(100, Math.floor(params.checkpointFraction * input.budget));
       try {
         const older = await ageCheckpoints(checkpoints, target, Math.floor(params.checkpointsMaxFraction * input.budget) - target, input, params, account, events);
         const s = await summarizeSpan(span, input.summarizer, { instructions: params.instructions, targetTokens: target, goal: input.goal, countText: input.countText }, input.signal);
