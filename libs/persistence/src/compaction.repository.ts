@@ -29,6 +29,7 @@ export interface HeadPrefix {
   treatments: Record<string, unknown>;
   checkpoints: CheckpointData[];
   watermarkSeq?: number;
+  goalBlock?: { text: string; tokens: number };
 }
 
 export interface JobRecord {
@@ -78,6 +79,7 @@ export interface CommitRequest {
   treatments: Record<string, unknown>;
   checkpoints: CheckpointData[];
   watermarkSeq?: number;
+  goalBlock?: { text: string; tokens: number };
   /** New offloaded content, stored byte-exact in the same transaction. */
   artifacts?: ArtifactData[];
   /** Every artifact the new version refers to (new and earlier ones). */
@@ -90,6 +92,9 @@ export interface CommitRequest {
   threshold: number;
   events: { type: string; line: string }[];
 }
+
+const isGoalBlock = (v: unknown): v is { text: string; tokens: number } =>
+  typeof v === 'object' && v !== null && typeof (v as { text?: unknown }).text === 'string' && typeof (v as { tokens?: unknown }).tokens === 'number';
 
 const toJob = (row: Prisma.CompactionJobGetPayload<object>): JobRecord => ({ ...row, llmCostUsd: row.llmCostUsd.toString() });
 
@@ -201,6 +206,7 @@ export class CompactionRepository {
       coversThroughSeq: version.coversThroughSeq,
       treatments: version.treatments as Record<string, unknown>,
       ...(version.watermarkSeq !== null ? { watermarkSeq: version.watermarkSeq } : {}),
+      ...(isGoalBlock(version.goalBlock) ? { goalBlock: version.goalBlock } : {}),
       checkpoints: version.checkpoints.map(({ checkpoint: c }) => ({
         id: c.contentId,
         fromSeq: c.fromSeq,
@@ -266,6 +272,7 @@ export class CompactionRepository {
           coversThroughSeq: request.coversThroughSeq,
           treatments: request.treatments as Prisma.InputJsonValue,
           watermarkSeq: request.watermarkSeq ?? null,
+          goalBlock: request.goalBlock ?? Prisma.DbNull,
           prefixTokens: request.prefixTokens,
           compactionJobId: request.jobId ?? null,
           checkpoints: { create: rowIds.map((checkpointId, position) => ({ checkpointId, position })) },

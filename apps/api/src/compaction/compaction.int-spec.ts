@@ -237,6 +237,36 @@ describe('compaction through HTTP, with a worker process', () => {
     expect(bodies[0]).toBe(bodies[1]);
   }, 180_000);
 
+  it('locked decisions outlive compaction: the goal block of the version holds them, right after the system prompt', async () => {
+    const id = 'goal-block-1';
+    const session = [
+      LONG[0],
+      LONG[1],
+      { role: 'assistant', content: '[GOAL] Capture the flag of the web challenge\n[DECISION] Use curl, not a browser, for every request - LOCKED' },
+      { role: 'user', content: 'Agreed, go on.' },
+      ...LONG.slice(2),
+    ];
+    let compacted = 0;
+    for (let i = 0; i < session.length; i += 8) {
+      const res = await http()
+        .post(`/v1/sessions/${id}/messages`)
+        .set(auth())
+        .send({ model: 'gpt-4o', contextWindow: 16_000, outputReserve: 2_000, format: 'openai', messages: session.slice(i, i + 8) })
+        .expect(201);
+      if (res.body.compaction.scheduled && (await finished(res.body.compaction.jobId)).status === 'succeeded') compacted += 1;
+    }
+    expect(compacted).toBeGreaterThan(0);
+    const ctx = (await http().get(`/v1/sessions/${id}/context?format=canonical`).set(auth()).expect(200)).body;
+    const goal = (ctx.messages as CanonicalMessage[]).find((m) => m.tags?.includes('goal'));
+    expect(goal?.role).toBe('system');
+    const text = JSON.stringify(goal?.blocks);
+    expect(text).toContain('Use curl, not a browser, for every request');
+    expect(text).toContain('Capture the flag of the web challenge');
+    const anthropic = (await http().get(`/v1/sessions/${id}/context?format=anthropic`).set(auth()).expect(200)).body;
+    expect(JSON.stringify(anthropic.system)).toContain('LOCKED DECISIONS');
+    expect(anthropic.tokens).toBeLessThanOrEqual(anthropic.usage.budget);
+  }, 180_000);
+
   it('manual compaction: queued, reported by GET /v1/jobs/:id, invisible to another tenant', async () => {
     const id = 'manual-1';
     await http()

@@ -58,7 +58,13 @@ export class CompactionService {
     }
     const head = await this.compactions.head(session.id, session.headVersionId);
     const prefix: VersionPrefix = head
-      ? { coversThroughSeq: head.coversThroughSeq, checkpoints: head.checkpoints, treatments: head.treatments as VersionPrefix['treatments'], ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}) }
+      ? {
+          coversThroughSeq: head.coversThroughSeq,
+          checkpoints: head.checkpoints,
+          treatments: head.treatments as VersionPrefix['treatments'],
+          ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}),
+          ...(head.goalBlock ? { goalBlock: head.goalBlock } : {}),
+        }
       : EMPTY_PREFIX;
     const advanced = advanceWatermark(prefix, target);
     if (!advanced.advanced) return { advanced: false, reason: advanced.reason ?? null, watermarkSeq: prefix.watermarkSeq ?? null, jobId: null };
@@ -73,6 +79,7 @@ export class CompactionService {
       treatments: prefix.treatments,
       checkpoints: prefix.checkpoints,
       watermarkSeq: target,
+      goalBlock: prefix.goalBlock,
       artifactIds: Object.values(prefix.treatments).flatMap((t) => (t.kind === 'offloaded' ? t.artifactIds : [])),
       prefixTokens: prefix.checkpoints.reduce((n, c) => n + c.tokens, 0),
       loadedThroughSeq: session.lastSeq,

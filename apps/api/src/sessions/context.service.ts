@@ -104,6 +104,7 @@ export class ContextService {
       checkpoints: head.checkpoints,
       treatments: head.treatments as VersionPrefix['treatments'],
       ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}),
+      ...(head.goalBlock ? { goalBlock: head.goalBlock } : {}),
     };
     return { versionId: head.versionId, number: head.number, prefix };
   }
@@ -143,7 +144,7 @@ export class ContextService {
     // Guarantee 4: never more than the budget. Until a compaction brings it under (pending, failed, or a
     // preset that deletes nothing), a deterministic fallback masks, offloads and drops the oldest turns.
     // Room for the continuation turn Anthropic's order may need (see anthropicTurns).
-    const continuationReserve = format === 'anthropic' ? counter.countMessage(CONTINUATION_TURN) : 0;
+    const continuationReserve = format === 'anthropic' && head ? counter.countMessage(CONTINUATION_TURN) : 0;
     let fitted;
     try {
       fitted = fitToBudget(counted, { budget: budget - continuationReserve, protection: presetProtection(sessionPolicy(session)), countMessage: counter.countMessage });
@@ -154,8 +155,9 @@ export class ContextService {
       throw error;
     }
     const kept = fitted.messages.map((m) => m.message);
-    // Anthropic's turn order after compaction: user first, consecutive user messages as one turn.
-    const valid = format === 'anthropic' ? anthropicTurns(kept) : kept;
+    // Anthropic's turn order after compaction: user first, consecutive user messages as one turn. A history
+    // that is not compacted is sent as the client appended it (Anthropic combines consecutive user turns itself).
+    const valid = format === 'anthropic' && head ? anthropicTurns(kept) : kept;
     const tokens = fitted.tokens + (valid.includes(CONTINUATION_TURN) ? counter.countMessage(CONTINUATION_TURN) : 0);
     const usage = sessionUsage(session, tokens, systemTokens);
 

@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   checkpointFacts,
+  goalBlockMessage,
+  goalBlockText,
   computeBudget,
   ingestTransform,
   toolNamesOf,
@@ -20,7 +22,7 @@ import { resolveModel } from '@compactor/tokens';
 import { MemoizedSummarizer } from './memoized-summarizer';
 
 /** The goal's text from the session's goal record (set with PUT goal or from goal markers). */
-function goalText(goal: unknown): string | undefined {
+function sessionGoalText(goal: unknown): string | undefined {
   if (typeof goal === 'string') return goal || undefined;
   if (goal && typeof goal === 'object' && typeof (goal as { goal?: unknown }).goal === 'string') return (goal as { goal: string }).goal || undefined;
   return undefined;
@@ -78,7 +80,13 @@ export class CompactionService {
     const names = toolNamesOf(stored);
     const history = ingest ? stored.map((m) => ingest(m, counter.countMessage, names)) : stored;
     const prefix: VersionPrefix = head
-      ? { coversThroughSeq: head.coversThroughSeq, checkpoints: head.checkpoints, treatments: head.treatments as VersionPrefix['treatments'], ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}) }
+      ? {
+          coversThroughSeq: head.coversThroughSeq,
+          checkpoints: head.checkpoints,
+          treatments: head.treatments as VersionPrefix['treatments'],
+          ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}),
+          ...(head.goalBlock ? { goalBlock: head.goalBlock } : {}),
+        }
       : { coversThroughSeq: 0, checkpoints: [], treatments: {} };
     const budget = computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve });
     const summarizer = new MemoizedSummarizer(this.summarizer, await this.compactions.intermediate(jobId), (key, result) =>
@@ -97,7 +105,7 @@ export class CompactionService {
           summarizer,
           countMessage: counter.countMessage,
           countText: counter.countText,
-          goal: goalText(session.goal),
+          goal: sessionGoalText(session.goal),
           // Deduplication keeps only the latest trigger: an ingest run over the threshold does the threshold's work too.
           trigger: job.trigger === 'ingest' && session.contextTokens >= thresholdTokens(budget, policy) ? 'threshold' : job.trigger,
         },
@@ -137,6 +145,9 @@ export class CompactionService {
       return { status: outcome.status };
     }
 
+    // The goal block is frozen into the new version: the goal and what the goal markers recorded, summarized span included.
+    const goalText = goalBlockText(stored.map((m) => m.message), sessionGoalText(session.goal));
+    const goalBlock = goalText ? { text: goalText, tokens: counter.countMessage(goalBlockMessage(goalText)) } : undefined;
     const versionId = await this.compactions.commit({
       sessionId: session.id,
       tenantId,
@@ -150,10 +161,12 @@ export class CompactionService {
         return { ...c, ...checkpointFacts(c.text, covered) };
       }),
       watermarkSeq: outcome.prefix.watermarkSeq,
+      goalBlock,
       artifacts: outcome.artifacts,
       artifactIds: Object.values(outcome.prefix.treatments).flatMap((t) => (t.kind === 'offloaded' ? t.artifactIds : [])),
-      prefixTokens: outcome.prefix.checkpoints.reduce((n, c) => n + c.tokens, 0),
-      contextTokens: outcome.tokensAfter,
+      prefixTokens: outcome.prefix.checkpoints.reduce((n, c) => n + c.tokens, 0) + (goalBlock?.tokens ?? 0),
+      // The presets' prefixes carry no goal block: its tokens count on top of theirs.
+      contextTokens: outcome.tokensAfter - (outcome.prefix.goalBlock?.tokens ?? 0) + (goalBlock?.tokens ?? 0),
       loadedThroughSeq: throughSeq,
       budget: budget.budget,
       threshold: thresholdTokens(budget, policy),

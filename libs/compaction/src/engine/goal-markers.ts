@@ -237,3 +237,14 @@ export function renderGoalBlock(record: GoalRecord): string {
   if (record.nextStep) sections.push(`NEXT: ${record.nextStep}`);
   return sections.join('\n\n');
 }
+
+/**
+ * The goal block of a version (SPEC.md "Context"): the session's goal and what the goal markers
+ * in the assistant's messages recorded (locked decisions, checkpoints, next step), or undefined
+ * when there is nothing to say. Deterministic (Guarantee 8).
+ */
+export function goalBlockText(messages: CanonicalMessage[], goal?: string): string | undefined {
+  const record = goalRecordOf(messages, goal ? { ...EMPTY_GOAL_RECORD, goal } : EMPTY_GOAL_RECORD);
+  const text = renderGoalBlock(record);
+  return text.trim().length > 0 ? text : undefined;
+}

@@ -46,6 +46,16 @@ export interface VersionPrefix {
   treatments: Record<number, Treatment>;
   /** Seed 001: the seq of the latest watermark tool call; only ever advances. */
   watermarkSeq?: number;
+  /**
+   * The goal block (seed 004: goal, locked decisions, …), frozen in the version so the prefix sent
+   * to the provider stays stable between compactions; placed right after the system prompt.
+   */
+  goalBlock?: { text: string; tokens: number };
+}
+
+/** The system message the goal block becomes in the context. */
+export function goalBlockMessage(text: string): CanonicalMessage {
+  return { role: 'system', tags: ['goal'], blocks: [{ type: 'text', text: `[GOAL BLOCK]\n${text}` }] };
 }
 
 export const EMPTY_PREFIX: VersionPrefix = { coversThroughSeq: 0, checkpoints: [], treatments: {} };
@@ -92,5 +102,6 @@ export function applyPrefix(prefix: VersionPrefix, history: readonly SessionMess
     (m.message.role === 'system' ? systems : rest).push(kept);
   }
   const checkpoints = prefix.checkpoints.map((c) => ({ seq: c.toSeq, message: checkpointMessage(c), tokens: checkpointTokens(c) }));
-  return [...systems, ...checkpoints, ...rest];
+  const goal = prefix.goalBlock ? [{ seq: 0, message: goalBlockMessage(prefix.goalBlock.text), tokens: prefix.goalBlock.tokens }] : [];
+  return [...systems, ...goal, ...checkpoints, ...rest];
 }
