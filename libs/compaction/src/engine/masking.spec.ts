@@ -56,6 +56,23 @@ const sessionArb = fc
   });
 
 describe('observation masking (balanced; SPEC.md Policies)', () => {
+  it('keeps the failure lines of a masked output (up to three), so the agent still knows what went wrong', () => {
+    const log = [...Array.from({ length: 80 }, (_, i) => `collected test_${i} PASSED`), 'E   psycopg2.errors.UniqueViolation: duplicate key value violates unique constraint "orders_pkey"', 'FAILED tests/test_orders.py::test_create - UniqueViolation', '1 failed, 80 passed in 2.31s'].join('\n');
+    const s = session([
+      { role: 'user', blocks: [text('go')] },
+      { role: 'assistant', blocks: [{ type: 'tool_use', id: 'a', name: 'bash', input: {} }] },
+      { role: 'user', blocks: [{ type: 'tool_result', toolUseId: 'a', content: log, isError: false }] },
+      { role: 'assistant', blocks: [text('fixing it')] },
+    ]);
+    const out = maskObservations(s, protectionOf(s, policy({ latestMessages: 0 })), { ...params, keepLatestTurns: 0 }, count);
+    const content = (out.messages[2].message.blocks[0] as { content: string }).content;
+    expect(content).toContain('[masked tool output: bash');
+    expect(content).toContain('psycopg2.errors.UniqueViolation');
+    expect(content).toContain('FAILED tests/test_orders.py::test_create');
+    expect(content).not.toContain('test_5 PASSED');
+    expect(out.messages[2].tokens).toBeLessThan(s[2].tokens);
+  });
+
   it('replaces old tool outputs by a placeholder naming the tool and where the output is, and keeps the latest turns', () => {
     const s = session([
       { role: 'user', blocks: [text('go')] },

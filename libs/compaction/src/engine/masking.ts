@@ -17,6 +17,22 @@ export interface MaskingResult {
   tokensAfter: number;
 }
 
+/** Lines that report a failure: what an agent most needs to remember of an output it no longer sees. */
+const ERROR_LINE = /\b(error|exception|traceback|failed|failure|fatal|panic|denied|not found|cannot|unable to)\b|\bE\s{2,}|exit (code|status) [1-9]/i;
+
+/** Up to three distinct failure lines of an output, each cut to 200 characters (deterministic). */
+export function errorLines(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    if (line.length === 0 || !ERROR_LINE.test(line)) continue;
+    const cut = line.length > 200 ? `${line.slice(0, 199)}…` : line;
+    if (!out.includes(cut)) out.push(cut);
+    if (out.length === 3) break;
+  }
+  return out;
+}
+
 const resultText = (b: ToolResultBlock): string =>
   typeof b.content === 'string' ? b.content : b.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
 
@@ -56,7 +72,9 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
       changed = true;
       const name = names.get(b.toolUseId) ?? 'tool';
       const lines = text.split('\n').length;
-      return { ...b, content: `[masked tool output: ${name}, ${lines} lines, ~${approxTokens} tokens; the full output is in the session history at seq ${m.seq}]` };
+      const placeholder = `[masked tool output: ${name}, ${lines} lines, ~${approxTokens} tokens; the full output is in the session history at seq ${m.seq}]`;
+      const errors = errorLines(text);
+      return { ...b, content: errors.length > 0 ? `${placeholder}\nErrors in it:\n${errors.join('\n')}` : placeholder };
     });
     if (!changed) return m;
     const message: CanonicalMessage = { ...m.message, blocks };
