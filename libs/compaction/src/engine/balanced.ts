@@ -191,12 +191,17 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
       ? { messages: ingested, masked: [] as number[] }
       : maskObservations(ingested, protection, { keepLatestTurns: params.maskKeepLatestTurns, minTokens: params.maskMinTokens }, input.countMessage);
   if (input.trigger !== 'ingest') steps.push('mask');
-  // Still over: mask every unprotected output before paying for a summary (cheap steps first; the conversation text stays).
+  // Still over: mask more of the newer outputs, oldest first, before paying for a summary (cheap
+  // steps first; the conversation text stays): halve the turns kept until the context is down to
+  // `summarizeDownTo`, or every unprotected output is masked.
   if (input.trigger !== 'ingest' && params.maskAllBeforeSummary && sumTokens(masked.messages) > params.summarizeAbove * input.budget) {
-    const deeper = maskObservations(masked.messages, protection, { keepLatestTurns: 0, minTokens: params.maskMinTokens }, input.countMessage);
-    if (deeper.masked.length > 0) {
+    let keep = params.maskKeepLatestTurns;
+    while (keep > 0 && sumTokens(masked.messages) > params.summarizeDownTo * input.budget) {
+      keep = keep <= 2 ? 0 : Math.floor(keep / 2);
+      const deeper = maskObservations(masked.messages, protection, { keepLatestTurns: keep, minTokens: params.maskMinTokens }, input.countMessage);
+      if (deeper.masked.length === 0) continue;
       masked = { messages: deeper.messages, masked: [...masked.masked, ...deeper.masked] };
-      steps.push('mask-all');
+      if (!steps.includes('mask-more')) steps.push('mask-more');
     }
   }
   const maskedSet = new Set(masked.masked);

@@ -190,6 +190,8 @@ export function looksLikeCode(line: string): boolean {
 
 const SENTENCE_SPLIT = /(?<=[.!?])\s+(?=[A-Z0-9"'`([*])/;
 const BULLET = /^(?:[-*•+]|\d{1,3}[.)])\s+/;
+/** A whole line in brackets that starts with a lower-case label: a compaction step's note in place of an output. */
+const EDITORIAL_NOTE = /^\[[a-z][a-z ]{2,40}:[^\]\n]*\]$/;
 const BRACKET_TAG_LINE = /^\[[A-Z][A-Z0-9 _-]*(?:[\s:#·][^\]\n]*)?\]:?$/;
 
 function blockTexts(content: Extract<Block, { type: 'tool_result' }>['content']): string {
@@ -416,8 +418,14 @@ export class Extractor {
   private output(text: string, command: RawUnit | null, isError: boolean): void {
     const lines = text.replace(/\r\n?/g, '\n').split('\n');
     const meaningful: string[] = [];
+    let editorial = false;
     for (const l of lines) {
       if (l.length > 0) this.notePaths(l, null);
+      // A compaction step's own note about the output ("[masked tool output: …]") is not the output.
+      if (EDITORIAL_NOTE.test(l.trim())) {
+        editorial = true;
+        continue;
+      }
       // Bare labels ("ERRORS:") introduce what follows and say nothing alone.
       if (!isNoiseLine(l) && !/^[A-Za-z][\w -]{0,30}:$/.test(l.trim())) meaningful.push(l.trim().replace(BULLET, ''));
     }
@@ -436,7 +444,11 @@ export class Extractor {
       }
       const news = mostlySeen ? meaningful.filter((_, i) => fresh[i] && !looksLikeCode(meaningful[i])) : [];
       const revealed = news.length > 0 && news.length <= 3;
-      const outcome = revealed ? truncateChars(news.join(' / '), 160) : outcomeOf(meaningful, isError);
+      const outcome = revealed
+        ? truncateChars(news.join(' / '), 160)
+        : editorial && meaningful.length === 0
+          ? 'output not kept'
+          : outcomeOf(meaningful, isError);
       // A repeated probe whose output finally changed found something.
       if (revealed) command.bonus += 2;
       const base = command.text;

@@ -98,7 +98,9 @@ define(
   "decided|decide|decision|we'll use|we will use|we'll go with|let's go with|let's switch|going with|go with|" +
     'instead of|rather than|switch to|switched to|switching to|switch from|switched from|switch over|chose|chosen|choose|opt for|opted for|opted to|' +
     'settled on|prefer|preferred|prefers|in favor of|in favour of|the fix is|the fix was|the solution is|the approach is|the plan is|the root cause|' +
-    'the cause is|root cause|agreed|conclude|concluded|conclusion',
+    'the cause is|root cause|agreed|conclude|concluded|conclusion|better than|fits better|better fit|works better|simpler than|safer than|' +
+    'switching|switch|migrate to|migrating to|moving to|move to|replace with|replacing|stick with|sticking with|keep using|go through|' +
+    'will go through|picked|pick|going for|trade-off|tradeoff|over the other|we settled|not worth',
 );
 define(
   TASK,
