@@ -3,7 +3,7 @@ import { countTextSync } from '@compactor/tokens';
 import { Block, CanonicalMessage } from '../messages/canonical';
 import { countableParts } from '../messages/countable';
 import { makeProviderValid, providerValidityProblems } from '../messages/provider-valid';
-import { maskObservations } from './masking';
+import { errorLines, maskObservations } from './masking';
 import { ProtectionPolicy, protectionOf } from './protection';
 import { CountMessage, SessionMessage } from './types';
 
@@ -71,6 +71,19 @@ describe('observation masking (balanced; SPEC.md Policies)', () => {
     expect(content).toContain('FAILED tests/test_orders.py::test_create');
     expect(content).not.toContain('test_5 PASSED');
     expect(out.messages[2].tokens).toBeLessThan(s[2].tokens);
+  });
+
+  it('failure lines: the named failure and where it happened come before run summaries', () => {
+    const goPanic = ['=== RUN   TestLedger', 'panic: assignment to entry in nil map', '', 'goroutine 7 [running]:', 'example.com/shop/cart.(*Basket).Add(0xc0000a2000, {0x5, 0x1})', '\t/src/cart/basket.go:41 +0x64', 'FAIL\texample.com/shop/cart\t0.012s'].join('\n');
+    expect(errorLines(goPanic)).toEqual(['panic: assignment to entry in nil map', 'example.com/shop/cart.(*Basket).Add(0xc0000a2000, {0x5, 0x1})']);
+    const pyTrace = ['Traceback (most recent call last):', '  File "/app/main.py", line 3, in <module>', '    run()', '  File "/app/jobs.py", line 88, in run', '    rows[key]', "KeyError: 'tenant_slug'"].join('\n');
+    expect(errorLines(pyTrace)).toEqual(['Traceback (most recent call last):', 'File "/app/jobs.py", line 88, in run', "KeyError: 'tenant_slug'"]);
+    const jest = ['Test Suites: 1 failed, 12 passed, 13 total', 'Tests:       1 failed, 80 passed', 'Error: connect ECONNREFUSED 127.0.0.1:6380'].join('\n');
+    expect(errorLines(jest)[0]).toBe('Test Suites: 1 failed, 12 passed, 13 total');
+    expect(errorLines(jest)).toContain('Error: connect ECONNREFUSED 127.0.0.1:6380');
+    const http = ['HTTP/1.1 503 Service Unavailable', 'server: billing.internal', '', 'upstream overloaded'].join('\n');
+    expect(errorLines(http)).toEqual(['HTTP/1.1 503 Service Unavailable']);
+    expect(errorLines('all 40 tests passed\nok')).toEqual([]);
   });
 
   it('replaces old tool outputs by a placeholder naming the tool and where the output is, and keeps the latest turns', () => {
