@@ -104,7 +104,7 @@ define(
 );
 define(
   TASK,
-  'todo|fixme|next|next step|next steps|remaining|remains|pending|need to|needs to|still need|still have|still to|still fails|still failing|' +
+  'todo|fixme|next step|next steps|next up|do next|remaining|remains|pending|need to|needs to|still need|still have|still to|still fails|still failing|' +
     'still broken|not yet|left to|follow up|will need|will have|will add|will implement|will fix|will update|will run|will check|will write|' +
     'will create|will test|will try|will look|will verify|will modify|will change|plan to|planned to|plans to|going to|should also|should then|' +
     'should next|should now|outstanding|unresolved|open issue|open issues|open question|open questions|blocked|blocker',
