@@ -13,7 +13,11 @@ import { prisma, root } from './lib/prisma.mjs';
 import { run, step } from './lib/run.mjs';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, ensurePostgres, ensureRedis, ServiceError } from './lib/services.mjs';
 
-const BENCHES = { ingest: () => import('../bench/ingest.mjs'), quality: () => import('../bench/quality.mjs') };
+const BENCHES = {
+  ingest: () => import('../bench/ingest.mjs'),
+  quality: () => import('../bench/quality.mjs'),
+  analytics: () => import('../bench/analytics.mjs'),
+};
 /** Benchmarks that need a worker process running the compaction jobs next to the API. */
 const NEEDS_WORKER = new Set(['quality']);
 /** Options that take a value (`--name value` or `--name=value`); any other `--flag` is boolean. */

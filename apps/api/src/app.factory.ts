@@ -28,6 +28,8 @@ export async function createApp(config: ApiConfig, options: CreateAppOptions = {
   // Request logs carry method, URL, status and timing; never bodies, and credentials are redacted.
   app.use(pinoHttp({ logger, quietReqLogger: true, autoLogging: { ignore: (req) => req.url === '/metrics' } }));
   app.use(httpMetricsMiddleware(app.get(MetricsService)));
+  // The proxy reads its bodies as bytes: provider paths it only passes through are forwarded as received.
+  app.useBodyParser('raw', { limit: `${config.BODY_LIMIT_MB}mb`, type: (req) => (req.url ?? '').startsWith('/v1/proxy/') });
   app.useBodyParser('json', { limit: `${config.BODY_LIMIT_MB}mb` });
   app.useGlobalFilters(new DomainExceptionFilter(logger));
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });

@@ -2,6 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { PersistenceModule } from '@compactor/persistence';
 import type { Logger } from 'pino';
+import { AnalyticsController } from './analytics/analytics.controller';
+import { AnalyticsService } from './analytics/analytics.service';
 import { AuthGuard } from './auth/auth.guard';
 import { InitKeyBootstrap } from './auth/init-key';
 import { API_CONFIG, ApiConfig } from './config/api-config';
@@ -24,6 +26,12 @@ import { ArtifactsController, ToolsController } from './compaction/artifacts.con
 import { CompactionController } from './compaction/compaction.controller';
 import { CompactionService } from './compaction/compaction.service';
 import { JobQueue } from '@compactor/jobs';
+import { SnapshotsController } from './snapshots/snapshots.controller';
+import { SnapshotsService } from './snapshots/snapshots.service';
+import { GoalController } from './goal/goal.controller';
+import { GoalService } from './goal/goal.service';
+import { EventsController } from './events/events.controller';
+import { eventProviders } from './events/event-providers';
 import type { Redis } from 'ioredis';
 
 @Module({})
@@ -32,7 +40,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [PersistenceModule.forRoot({ databaseUrl: config.DATABASE_URL })],
-      controllers: [HealthController, MetricsController, KeysController, SessionsController, CompactionController, ArtifactsController, ToolsController],
+      controllers: [EventsController, HealthController, MetricsController, KeysController, SessionsController, CompactionController, ArtifactsController, ToolsController, SnapshotsController, GoalController, AnalyticsController],
       providers: [
         { provide: API_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
@@ -55,6 +63,10 @@ export class AppModule {
         },
         CompactionScheduler,
         CompactionService,
+        ...eventProviders,
+        SnapshotsService,
+        GoalService,
+        AnalyticsService,
       ],
     };
   }

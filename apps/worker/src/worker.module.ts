@@ -1,6 +1,6 @@
-import { DynamicModule, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
+import { DynamicModule, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { createRedisConnection, JobQueue } from '@compactor/jobs';
+import { createRedisConnection, EventPublisher, JobQueue } from '@compactor/jobs';
 import { createSummarizer } from '@compactor/llm';
 import { PersistenceModule } from '@compactor/persistence';
 import type { Redis } from 'ioredis';
@@ -8,6 +8,7 @@ import { compactionEnvParams, WORKER_CONFIG, WorkerConfig } from './config/worke
 import { JobRunner, WORKER_REDIS } from './jobs/job-runner';
 import { MaintenanceService } from './maintenance/maintenance.service';
 import { COMPACTION_ENV_PARAMS, CompactionService, SUMMARIZER } from './compaction/compaction.service';
+import { CompactionProgress } from './compaction/compaction-progress';
 
 @Module({})
 export class WorkerModule implements OnApplicationShutdown {
@@ -27,6 +28,13 @@ export class WorkerModule implements OnApplicationShutdown {
         },
         { provide: SUMMARIZER, useFactory: () => createSummarizer(config) },
         { provide: COMPACTION_ENV_PARAMS, useValue: compactionEnvParams(config) },
+        {
+          provide: EventPublisher,
+          inject: [WORKER_REDIS],
+          useFactory: (redis: Redis) =>
+            new EventPublisher(redis, config.QUEUE_PREFIX, (e) => new Logger('EventPublisher').warn(`event wake-up not published: ${e.message}`)),
+        },
+        CompactionProgress,
         JobRunner,
         MaintenanceService,
         CompactionService,

@@ -31,3 +31,4 @@ export * from './engine/two-layer';
 export * from './engine/offload';
 export * from './engine/watermark';
 export * from './engine/offload-compact';
+export * from './reliability';

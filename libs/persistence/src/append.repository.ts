@@ -28,6 +28,10 @@ export interface AppendPlan {
   utilization: number;
   budget: number;
   threshold: number;
+  /** The session's goal record, when goal markers in the new messages changed it (seed 004). */
+  goal?: Prisma.InputJsonValue;
+  /** Seed 004's automatic snapshot: this append crossed the policy's snapshot threshold. */
+  snapshot?: { metadata: Prisma.InputJsonValue; line: string };
   /** The response to store with the idempotency key; built from the seqs assigned. */
   respond(firstSeq: number, lastSeq: number, session: SessionRecord): Prisma.InputJsonValue;
 }
@@ -159,6 +163,16 @@ export class AppendRepository {
        RETURNING ${SESSION_COLUMNS}`,
       [session.id, lastSeq, plan.lastRole, plan.openToolUseIds, addedTokens, plan.contextTokens, plan.systemTokens, now, plan.budget, plan.threshold, plan.utilization],
     );
+    if (plan.goal !== undefined) await client.query(`UPDATE sessions SET goal = $2::jsonb WHERE id = $1`, [session.id, JSON.stringify(plan.goal)]);
+    if (plan.snapshot) {
+      await client.query(
+        `WITH snap AS (
+           INSERT INTO snapshots (id, session_id, version_id, kind, metadata, created_at) VALUES ($1, $2, $3, 'threshold', $4::jsonb, $6)
+         )
+         INSERT INTO events (session_id, tenant_id, type, line, data, created_at) VALUES ($2, $5, 'snapshot-created', $7, $8::jsonb, $6)`,
+        [randomUUID(), session.id, session.headVersionId, JSON.stringify(plan.snapshot.metadata), tenantId, now, plan.snapshot.line, JSON.stringify({ kind: 'threshold', lastSeq })],
+      );
+    }
     const updated = toSessionRecord(updatedRows[0]);
     const response = plan.respond(firstSeq, lastSeq, updated);
     if (request.idempotency) {

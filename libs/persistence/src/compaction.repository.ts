@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { createHash, randomUUID } from 'node:crypto';
 import { CheckpointLevel, CompactionStatus, CompactionTrigger, Prisma } from './generated/prisma/client';
 import { PrismaService } from './prisma.service';
+import { insertSessionEvents } from './event.repository';
 
 const LEVELS: CheckpointLevel[] = ['recent', 'old', 'ancient', 'ultra'];
 
@@ -17,6 +18,9 @@ export interface CheckpointData {
   agedFromId?: string;
   /** Seed 004's extracted facts, stored with a new checkpoint row. */
   keyDecisions?: string[];
+  /** The pinned-facts ledger of the span it compacted, and the share of it that survived in the new context. */
+  factsLedger?: Prisma.InputJsonValue;
+  factsSurvived?: number;
   filesModified?: string[];
   nextSteps?: string[];
 }
@@ -72,7 +76,15 @@ export interface CommitRequest {
   /** The compaction job that wrote the version (none for a watermark advanced over the API). */
   jobId?: string;
   /** Default `compaction`. */
-  cause?: 'compaction' | 'watermark';
+  cause?: 'compaction' | 'watermark' | 'restore' | 'goal_update';
+  /** A restore: the version whose prefix the new one repeats. */
+  restoredFromId?: string;
+  /** A compaction: the snapshot of the head it replaces, so the compaction can be undone (SPEC.md "Snapshot"). */
+  snapshotBefore?: { metadata: Prisma.InputJsonValue; line: string };
+  /** The reliability score after this version (0–100) and its context confidence (SPEC.md "Reliability score"). */
+  reliability?: { score: number; contextConfidence: number };
+  /** A restore: how many compactions the restored version holds (the reliability score's count); default: one more for a compaction. */
+  compactionsInForce?: number;
   /** The head the compaction started from; the result applies only if it is still the head (compare-and-swap). */
   baseVersionId: string | null;
   coversThroughSeq: number;
@@ -188,8 +200,10 @@ export class CompactionRepository {
       UPDATE compaction_jobs SET intermediate = intermediate || jsonb_build_object(${key}::text, ${JSON.stringify(value)}::jsonb) WHERE id = ${id}::uuid`;
   }
 
-  async event(sessionId: string, tenantId: string, type: string, line: string, data: Prisma.InputJsonValue = {}): Promise<void> {
-    await this.prisma.event.create({ data: { sessionId, tenantId, type, line, data } });
+  /** Records one event (under the session row lock, see insertSessionEvents); returns its id, null when the session is gone. Publish after it returns. */
+  async event(sessionId: string, tenantId: string, type: string, line: string, data: Prisma.InputJsonValue = {}): Promise<bigint | null> {
+    const [row] = await insertSessionEvents(this.prisma, sessionId, tenantId, [{ type, line, data }]);
+    return row?.id ?? null;
   }
 
   /** The head version's prefix with its checkpoints in order, or null before the first compaction. */
@@ -256,6 +270,8 @@ export class CompactionRepository {
             keyDecisions: c.keyDecisions ?? [],
             filesModified: c.filesModified ?? [],
             nextSteps: c.nextSteps ?? [],
+            factsLedger: c.factsLedger ?? Prisma.DbNull,
+            factsSurvived: c.factsSurvived ?? null,
             compactionJobId: request.jobId ?? null,
           },
           select: { id: true },
@@ -275,6 +291,7 @@ export class CompactionRepository {
           goalBlock: request.goalBlock ?? Prisma.DbNull,
           prefixTokens: request.prefixTokens,
           compactionJobId: request.jobId ?? null,
+          restoredFromId: request.restoredFromId ?? null,
           checkpoints: { create: rowIds.map((checkpointId, position) => ({ checkpointId, position })) },
         },
       });
@@ -303,12 +320,23 @@ export class CompactionRepository {
         });
       }
       const now = new Date();
+      if (request.snapshotBefore) {
+        // The head this version replaces, pinned before the swap: undoing the compaction restores it.
+        await tx.snapshot.create({
+          data: { sessionId: request.sessionId, versionId: request.baseVersionId, kind: 'pre_compaction', metadata: request.snapshotBefore.metadata, compactionJobId: request.jobId ?? null, createdAt: now },
+        });
+        await tx.event.create({
+          data: { sessionId: request.sessionId, tenantId: request.tenantId, type: 'snapshot-created', line: request.snapshotBefore.line, data: request.jobId ? { jobId: request.jobId } : {}, createdAt: now },
+        });
+      }
       if (request.contextTokens === undefined) {
         await tx.session.update({ where: { id: request.sessionId }, data: { headVersionId: versionId, updatedAt: now } });
       } else {
         // Messages appended while the compaction ran stay live (Guarantee 6): their tokens count on top.
         const [updated] = await tx.$queryRaw<{ lastSeq: number; contextTokens: number }[]>`
-          UPDATE sessions SET head_version_id = ${versionId}::uuid, compactions = compactions + 1, updated_at = ${now},
+          UPDATE sessions SET head_version_id = ${versionId}::uuid, compactions = ${request.compactionsInForce === undefined ? Prisma.sql`compactions + ${(request.cause ?? 'compaction') === 'compaction' ? 1 : 0}` : Prisma.sql`${request.compactionsInForce}`}, updated_at = ${now},
+            reliability = ${request.reliability ? Prisma.sql`${request.reliability.score}` : Prisma.sql`reliability`},
+            context_confidence = ${request.reliability ? Prisma.sql`${request.reliability.contextConfidence}` : Prisma.sql`context_confidence`},
             context_tokens = ${request.contextTokens} + COALESCE(
               (SELECT sum(tokens)::int FROM messages WHERE session_id = ${request.sessionId}::uuid AND seq > ${request.loadedThroughSeq}), 0),
             utilization = CASE WHEN ${request.budget} > 0 THEN round(((${request.contextTokens} + COALESCE(
@@ -318,7 +346,7 @@ export class CompactionRepository {
         await tx.usagePoint.create({
           data: {
             sessionId: request.sessionId,
-            kind: 'compaction',
+            kind: request.cause === 'restore' ? 'restore' : request.cause === 'goal_update' ? 'goal_update' : 'compaction',
             seq: updated.lastSeq,
             contextTokens: updated.contextTokens,
             budget: request.budget,

@@ -1,23 +1,29 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { AnalyticsRepository } from './analytics.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { AppendRepository } from './append.repository';
 import { CompactionRepository } from './compaction.repository';
+import { EventRepository } from './event.repository';
 import { HealthRepository } from './health.repository';
 import { IdempotencyRepository } from './idempotency.repository';
 import { MessageRepository } from './message.repository';
 import { PgPoolService } from './pg-pool.service';
 import { PrismaService } from './prisma.service';
 import { SessionRepository } from './session.repository';
+import { SnapshotRepository } from './snapshot.repository';
 import { TenantRepository } from './tenant.repository';
 
 const repositories = [
+  AnalyticsRepository,
   ApiKeyRepository,
   AppendRepository,
   CompactionRepository,
+  EventRepository,
   HealthRepository,
   IdempotencyRepository,
   MessageRepository,
   SessionRepository,
+  SnapshotRepository,
   TenantRepository,
 ];
 

@@ -22,6 +22,10 @@ export interface SessionRecord {
   systemTokens: number;
   utilization: number;
   compactions: number;
+  /** The reliability score (0–100) after the last compaction or restore; null before any. */
+  reliability: number | null;
+  /** Share of the pinned-facts ledger that survived the last compaction; null before any. */
+  contextConfidence: number | null;
   createdAt: Date;
   updatedAt: Date;
   lastActivityAt: Date;
@@ -58,6 +62,7 @@ export const SESSION_COLUMNS = `id, tenant_id AS "tenantId", external_id AS "ext
   output_reserve AS "outputReserve", policy, goal, head_version_id AS "headVersionId", last_seq AS "lastSeq",
   last_role::text AS "lastRole", open_tool_use_ids AS "openToolUseIds", history_tokens AS "historyTokens",
   context_tokens AS "contextTokens", system_tokens AS "systemTokens", utilization, compactions,
+  reliability, context_confidence AS "contextConfidence",
   created_at AS "createdAt", updated_at AS "updatedAt", last_activity_at AS "lastActivityAt"`;
 
 @Injectable()
@@ -68,6 +73,11 @@ export class SessionRepository {
   ) {}
 
   /** One indexed lookup on every session request: plain pg, 4× faster than Prisma's mapping here (docs/benchmarks.md). */
+  /** Replaces the session's goal record (the goal API; seed 004). */
+  async setGoal(sessionId: string, goal: Prisma.InputJsonValue): Promise<void> {
+    await this.prisma.session.update({ where: { id: sessionId }, data: { goal } });
+  }
+
   async find(tenantId: string, externalId: string): Promise<SessionRecord | null> {
     const { rows } = await this.pg.pool.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND external_id = $2`, [
       tenantId,
@@ -96,6 +106,26 @@ export class SessionRepository {
     data: Partial<SessionConfig> & { contextTokens?: number; utilization?: number },
   ): Promise<SessionRecord> {
     return toSessionRecord(await this.prisma.session.update({ where: { id }, data }));
+  }
+
+  /**
+   * A session and its forks (`<externalId>:fork-<n>`, see the proxy), most recently active first.
+   * Read only when a proxied conversation no longer matches its session: the tenant's index
+   * entries are scanned, which a rare divergence can afford.
+   */
+  async findFamily(tenantId: string, externalId: string, limit = 20): Promise<SessionRecord[]> {
+    const pattern = `${externalId.replace(/[\\%_]/g, (c) => `\\${c}`)}:fork-%`;
+    const { rows } = await this.pg.pool.query<SessionRow>(
+      `SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND (external_id = $2 OR external_id LIKE $3)
+       ORDER BY last_activity_at DESC, id DESC LIMIT $4`,
+      [tenantId, externalId, pattern, limit],
+    );
+    return rows.map(toSessionRecord);
+  }
+
+  /** Records that `id` was forked from `parentId` (the proxy's fork on a diverged history). */
+  async markForked(id: string, parentId: string): Promise<void> {
+    await this.pg.pool.query(`UPDATE sessions SET forked_from_id = $2 WHERE id = $1`, [id, parentId]);
   }
 
   /** Deletes the session and everything it owns (messages, versions, checkpoints, artifacts, …) by cascade. */

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { advanceWatermark, computeBudget, DomainError, EMPTY_PREFIX, ErrorCode, JobNotFound, thresholdTokens, ValidationFailed, VersionPrefix } from '@compactor/compaction';
+import { EventPublisher } from '@compactor/jobs';
 import { CompactionRepository } from '@compactor/persistence';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
 import { ContextFormat, ContextService } from '../sessions/context.service';
@@ -25,6 +26,7 @@ export class CompactionService {
     private readonly compactions: CompactionRepository,
     private readonly scheduler: CompactionScheduler,
     private readonly contexts: ContextService,
+    private readonly publisher: EventPublisher,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
   ) {}
 
@@ -88,6 +90,7 @@ export class CompactionService {
       events: [{ type: 'watermark-advanced', line: `Watermark advanced to message ${target}${prefix.watermarkSeq ? ` (was ${prefix.watermarkSeq})` : ''}` }],
     });
     if (!versionId) throw new DomainError(ErrorCode.Conflict, 'A compaction or restore changed the context meanwhile; send the request again');
+    this.publisher.notify(session.id);
     const jobId = await this.scheduler.schedule(session, 'watermark');
     return { advanced: true, reason: null, watermarkSeq: target, jobId };
   }

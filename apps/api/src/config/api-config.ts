@@ -1,4 +1,4 @@
-import { databaseUrl, Env, host, loadConfig, logLevel, port, positiveInt, redisUrl } from '@compactor/config';
+import { databaseUrl, Env, host, httpUrl, loadConfig, logLevel, port, positiveInt, redisUrl } from '@compactor/config';
 import { z } from 'zod';
 
 export const apiConfigSchema = z.object({
@@ -21,6 +21,13 @@ export const apiConfigSchema = z.object({
   CONTEXT_CACHE_MB: z.coerce.number().int().min(0).max(65536).default(256),
   /** How long `POST /v1/sessions/:id/compact` with dryRun waits for the workers before answering with the queued job. */
   DRY_RUN_TIMEOUT_MS: positiveInt.max(600_000).default(60_000),
+  /** Interval of the SSE comment that keeps idle event streams open through proxies; each beat also re-reads missed events. */
+  EVENTS_HEARTBEAT_MS: positiveInt.max(600_000).default(15_000),
+  /** The proxy's upstreams (a tenant's settings may name others): provider paths are appended, e.g. `/v1/messages`. */
+  COMPACTOR_PROXY_ANTHROPIC_BASE_URL: httpUrl.default('https://api.anthropic.com'),
+  COMPACTOR_PROXY_OPENAI_BASE_URL: httpUrl.default('https://api.openai.com'),
+  /** How long the proxy waits for the upstream: to connect and answer, and between two chunks of a streamed answer. */
+  COMPACTOR_PROXY_TIMEOUT_MS: positiveInt.max(3_600_000).default(600_000),
   /** How long a shutdown waits for in-flight requests before closing connections. */
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
 });

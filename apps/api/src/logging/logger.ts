@@ -2,7 +2,7 @@ import { LoggerService } from '@nestjs/common';
 import pino, { DestinationStream, Logger } from 'pino';
 
 /** Headers that carry credentials: never written to a log. */
-export const REDACTED_HEADERS = ['authorization', 'x-api-key', 'x-compactor-key', 'cookie', 'proxy-authorization'];
+export const REDACTED_HEADERS = ['authorization', 'x-api-key', 'x-compactor-key', 'cookie', 'proxy-authorization', 'api-key'];
 
 export const LOGGER = Symbol('LOGGER');
 

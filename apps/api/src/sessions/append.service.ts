@@ -1,7 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import {
+  applyGoalMarkers,
   CanonicalMessage,
   detectFormat,
+  DomainError,
+  ErrorCode,
+  goalMarkersOfMessages,
+  goalRecordFromJson,
+  snapshotFraction,
   FieldProblem,
   IdempotencyKeyReused,
   MessageFormat,
@@ -19,6 +25,7 @@ import {
   ValidationFailed,
 } from '@compactor/compaction';
 import { AppendRepository, MessageRepository, NewMessageRow, SessionRecord, Prisma, SessionRepository } from '@compactor/persistence';
+import { EventPublisher } from '@compactor/jobs';
 import { resolveModel } from '@compactor/tokens';
 import { createHash, randomUUID } from 'node:crypto';
 import { CompactionScheduler } from '../compaction/compaction-scheduler';
@@ -71,6 +78,18 @@ function parseMessages(body: AppendBody, previousFormat: MessageFormat | undefin
   };
 }
 
+/** The session's history moved past the seq an append expected (the proxy's compare-and-append). */
+export class HistoryMoved extends DomainError {
+  constructor(expected: number, actual: number) {
+    super(ErrorCode.Conflict, `The session's history moved on (expected last seq ${expected}, found ${actual}); read it again`);
+  }
+}
+
+export interface AppendOptions {
+  /** Append only if the session's last seq is still this (0 for a session that does not exist yet); else HistoryMoved. */
+  expectLastSeq?: number;
+}
+
 function toolUseIdsOf(message: CanonicalMessage): string[] {
   return message.blocks.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
 }
@@ -83,9 +102,10 @@ export class AppendService {
     private readonly messages: MessageRepository,
     private readonly counter: MessageTokenCounter,
     private readonly scheduler: CompactionScheduler,
+    private readonly publisher: EventPublisher,
   ) {}
 
-  async append(tenantId: string, externalId: string, body: AppendBody, idempotencyKey?: string): Promise<AppendMessagesResponse> {
+  async append(tenantId: string, externalId: string, body: AppendBody, idempotencyKey?: string, options: AppendOptions = {}): Promise<AppendMessagesResponse> {
     const existing = await this.sessions.find(tenantId, externalId);
     // Messages both providers read alike take the session's previous shape: looked up only for those.
     const ambiguous = body.format === undefined && detectFormat(body.messages, 'openai') !== detectFormat(body.messages, 'anthropic');
@@ -106,12 +126,14 @@ export class AppendService {
     let compactionJobId: string | undefined;
     let trigger: 'threshold' | 'watermark' | 'ingest' | undefined;
     let scheduleFor: SessionRecord | undefined;
+    let snapshotTaken = false;
     const outcome = await this.appends.append({
       tenantId,
       externalId,
       create: { model: config.model, contextWindow: config.contextWindow, outputReserve: config.outputReserve, policy: policyJson(config.policy) },
       idempotency: idempotencyKey ? { key: idempotencyKey, requestHash } : undefined,
       plan: async (session, _created, knownToolUseIds) => {
+        if (options.expectLastSeq !== undefined && session.lastSeq !== options.expectLastSeq) throw new HistoryMoved(options.expectLastSeq, session.lastSeq);
         if (session.model !== countedFor) {
           // The model changed between the read and the lock (a concurrent PATCH): count again for it.
           countedFor = session.model;
@@ -140,6 +162,13 @@ export class AppendService {
               ? 'ingest'
               : undefined;
         compactionJobId = trigger && isPresetImplemented(policy.preset) ? randomUUID() : undefined;
+        // Seed 004: goal markers in the assistant's output update the goal record.
+        const markers = goalMarkersOfMessages(messages);
+        const goal = markers.length > 0 ? applyGoalMarkers(goalRecordFromJson(session.goal), markers) : undefined;
+        // Seed 004: an automatic snapshot when the context crosses the snapshot threshold (80% of the budget).
+        const snapAt = Math.floor(snapshotFraction(policy) * usage.budget);
+        const crossed = snapAt > 0 && session.contextTokens < snapAt && usage.contextTokens >= snapAt;
+        snapshotTaken = crossed;
         scheduleFor = session;
         const rows: NewMessageRow[] = messages.map((m, i) => ({
           role: m.role,
@@ -161,6 +190,15 @@ export class AppendService {
           utilization: usage.utilization,
           budget: usage.budget,
           threshold: usage.threshold,
+          ...(goal ? { goal: goal as unknown as Prisma.InputJsonValue } : {}),
+          ...(crossed
+            ? {
+                snapshot: {
+                  metadata: { lastSeq: session.lastSeq, contextTokens: session.contextTokens, utilization: session.utilization, compactions: session.compactions, reliability: session.reliability, contextConfidence: session.contextConfidence, reason: 'threshold' },
+                  line: `Snapshot at ${Math.round(snapshotFraction(policy) * 100)}% of the budget: ${usage.contextTokens.toLocaleString('en-US')} of ${usage.budget.toLocaleString('en-US')} tokens`,
+                },
+              }
+            : {}),
           respond: (firstSeq: number, lastSeq: number) =>
             ({
               sessionId: externalId,
@@ -182,6 +220,8 @@ export class AppendService {
       },
     });
     if (outcome.kind === 'key-reused') throw new IdempotencyKeyReused(idempotencyKey!);
+    // The threshold snapshot's event: wake the live event streams.
+    if (outcome.kind === 'appended' && snapshotTaken) this.publisher.notify(outcome.session.id);
     if (outcome.kind === 'appended' && compactionJobId && scheduleFor) await this.scheduler.schedule(scheduleFor, trigger ?? 'threshold', { jobId: compactionJobId });
     return outcome.response as AppendMessagesResponse;
   }

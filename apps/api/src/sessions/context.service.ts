@@ -6,6 +6,7 @@ import {
   CanonicalMessage,
   checkpointMessage,
   CONTINUATION_TURN,
+  computeBudget,
   CountMessage,
   ingestTransform,
   toolNamesOf,
@@ -18,6 +19,7 @@ import {
   toOpenAI,
   VersionPrefix,
 } from '@compactor/compaction';
+import { EventPublisher } from '@compactor/jobs';
 import { CompactionRepository, MessageRepository, SessionRecord } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
@@ -29,6 +31,30 @@ import { SessionsService } from './sessions.service';
 import { canonicalOf } from '@compactor/persistence';
 
 export type ContextFormat = 'anthropic' | 'openai' | 'canonical';
+
+/** What a proxied request adds to the session's budget (SPEC.md "Budget"). */
+export interface ContextLimits {
+  /** The request's max_tokens: the reserve is the larger of it and the session's output reserve. */
+  maxTokens?: number;
+  /** Tokens of the request's tool schemas. */
+  toolSchemaTokens?: number;
+  /** Tokens the request sends besides the context (e.g. how much longer its system prompt is than the stored one). */
+  extraTokens?: number;
+}
+
+/** The fitted context, before serialization, for the proxy. */
+export interface ProxyContext {
+  /** In context order, with their seqs (a checkpoint's is its toSeq, the goal block's 0). */
+  messages: SessionMessage[];
+  /** Whether a compaction's version is in force (then Anthropic's turn order applies, see anthropicTurns). */
+  compacted: boolean;
+  contextVersion: number | null;
+  tokens: number;
+  /** Tokens of the continuation turn, counted out of the budget when compacted for Anthropic. */
+  continuationTokens: number;
+  budget: number;
+  fallback: string | null;
+}
 
 /**
  * Assembles the ready-to-send context from the session's head (before any compaction:
@@ -46,6 +72,7 @@ export class ContextService {
     private readonly messages: MessageRepository,
     private readonly compactions: CompactionRepository,
     private readonly counter: MessageTokenCounter,
+    private readonly publisher: EventPublisher,
     @Inject(API_CONFIG) config: ApiConfig,
   ) {
     this.cache = new ContextCache(config.CONTEXT_CACHE_MB * 1024 * 1024);
@@ -124,7 +151,32 @@ export class ContextService {
     return { fingerprint, throughSeq: session.lastSeq, messages: cached ? [...cached.messages, ...fresh] : fresh, head: cached?.head, ingested: cached?.ingested, bodies: new Map() };
   }
 
-  private async assemble(session: SessionRecord, source: ContextSource, format: ContextFormat): Promise<ContextResponse> {
+  /**
+   * The context the proxy forwards (SPEC.md, the proxy): the fitted messages with their seqs, before
+   * serialization, so the proxy can put the request's own system prompt, tools and cache markers
+   * around them. `limits` are what the request adds to the session's budget: its `max_tokens`, its
+   * tool schemas, and the tokens it sends besides the history (a system prompt longer than the
+   * stored one). Nothing is cached beyond the message source the context reads share.
+   */
+  async proxyContext(session: SessionRecord, format: 'anthropic' | 'openai', limits: ContextLimits): Promise<ProxyContext> {
+    const source = await this.source(session);
+    if (source.head === undefined) source.head = await this.loadHead(session);
+    // Sized like contextBody's entries: about two bytes of memory per byte of serialized context, ~4 bytes a token.
+    if (source.bodies.size === 0) this.cache.set(session.id, source, 8 * source.messages.reduce((n, m) => n + m.tokens, 0));
+    const { fitted, head, continuationTokens } = await this.fit(session, source, format, limits);
+    return {
+      messages: fitted.messages,
+      compacted: head !== null,
+      contextVersion: head?.number ?? null,
+      tokens: fitted.tokens,
+      continuationTokens,
+      budget: fitted.budget,
+      fallback: fitted.applied ? fitted.line : null,
+    };
+  }
+
+  /** The head's prefix applied, made valid for the provider and fitted to the budget (Guarantees 2 and 4). */
+  private async fit(session: SessionRecord, source: ContextSource, format: ContextFormat, limits?: ContextLimits) {
     // The head version's prefix applied to the history: checkpoints, masked and offloaded outputs (SPEC.md "Context").
     const head = source.head ?? null;
     const counter = messageCounter(resolveModel(session.model).spec);
@@ -139,21 +191,31 @@ export class ContextService {
     const recountOf = new Map(changed.map((m, i) => [m, recounted[i]]));
     const counted: SessionMessage[] = validMessages.map((m, k) => ({ seq: assembled[sources[k]].seq, message: m, tokens: storedTokens.get(m) ?? recountOf.get(m) ?? 0 }));
     const systemTokens = counted.reduce((n, m) => n + (m.message.role === 'system' ? m.tokens : 0), 0);
-    const budget = sessionUsage(session, 0, systemTokens).budget;
+    // The proxy knows the request's max_tokens and tool schemas (SPEC.md "Budget").
+    const budget = limits
+      ? computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve, maxTokens: limits.maxTokens, toolSchemaTokens: limits.toolSchemaTokens }).budget -
+        (limits.extraTokens ?? 0)
+      : sessionUsage(session, 0, systemTokens).budget;
 
     // Guarantee 4: never more than the budget. Until a compaction brings it under (pending, failed, or a
     // preset that deletes nothing), a deterministic fallback masks, offloads and drops the oldest turns.
     // Room for the continuation turn Anthropic's order may need (see anthropicTurns).
-    const continuationReserve = format === 'anthropic' && head ? counter.countMessage(CONTINUATION_TURN) : 0;
+    const continuationTokens = format === 'anthropic' && head ? counter.countMessage(CONTINUATION_TURN) : 0;
     let fitted;
     try {
-      fitted = fitToBudget(counted, { budget: budget - continuationReserve, protection: presetProtection(sessionPolicy(session)), countMessage: counter.countMessage });
+      fitted = fitToBudget(counted, { budget: budget - continuationTokens, protection: presetProtection(sessionPolicy(session)), countMessage: counter.countMessage });
     } catch (error) {
       if (error instanceof BudgetTooSmall) {
-        await this.compactions.event(session.id, session.tenantId, 'budget-too-small', `Context read refused: ${error.message}`, { lastSeq: session.lastSeq });
+        const eventId = await this.compactions.event(session.id, session.tenantId, 'budget-too-small', `Context read refused: ${error.message}`, { lastSeq: session.lastSeq });
+        this.publisher.notify(session.id, eventId);
       }
       throw error;
     }
+    return { fitted: { ...fitted, budget }, head, counter, systemTokens, dropped, assembled, continuationTokens };
+  }
+
+  private async assemble(session: SessionRecord, source: ContextSource, format: ContextFormat): Promise<ContextResponse> {
+    const { fitted, head, counter, systemTokens, dropped, assembled } = await this.fit(session, source, format);
     const kept = fitted.messages.map((m) => m.message);
     // Anthropic's turn order after compaction: user first, consecutive user messages as one turn. A history
     // that is not compacted is sent as the client appended it (Anthropic combines consecutive user turns itself).

@@ -26,6 +26,37 @@ export class UsageView {
   threshold!: number;
 }
 
+export class ReliabilityFactors {
+  @ApiProperty({ description: "From the model's size tier (≥ 70B 0.95 … smaller 0.30)." })
+  modelFactor!: number;
+
+  @ApiProperty({ description: 'max(1 − 0.15 × compactions, 0.30).' })
+  compressionPenalty!: number;
+
+  @ApiProperty({ description: 'Share of the pinned-facts ledger that survived the last compaction (1 before any).' })
+  contextConfidence!: number;
+}
+
+export class ReliabilityView {
+  @ApiProperty({ description: '0–100.' })
+  score!: number;
+
+  @ApiProperty({ enum: ['high', 'medium', 'low', 'critical'] })
+  level!: string;
+
+  @ApiProperty({ example: '🟢' })
+  emoji!: string;
+
+  @ApiProperty({ example: 'High' })
+  label!: string;
+
+  @ApiPropertyOptional({ nullable: true, type: String, description: "Seed 004's warning text below 60." })
+  warning!: string | null;
+
+  @ApiProperty({ type: ReliabilityFactors })
+  factors!: ReliabilityFactors;
+}
+
 export class SessionView {
   @ApiProperty({ example: 'agent-run-42' })
   id!: string;
@@ -56,6 +87,9 @@ export class SessionView {
 
   @ApiProperty()
   compactions!: number;
+
+  @ApiProperty({ type: ReliabilityView, description: 'Seed 004: model-size factor × compression penalty × context confidence.' })
+  reliability!: ReliabilityView;
 
   @ApiProperty({ format: 'date-time' })
   createdAt!: string;

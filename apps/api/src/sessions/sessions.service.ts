@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { SessionExists, SessionNotFound } from '@compactor/compaction';
+import { reliabilityOf, SessionExists, SessionNotFound } from '@compactor/compaction';
 import { SessionRecord, SessionRepository } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { policyJson, ResolvedSessionConfig, sessionPolicy, sessionUsage } from './session-config';
-import { SessionPage, SessionView } from './sessions.dto';
+import { ReliabilityView, SessionPage, SessionView } from './sessions.dto';
 
 export function toSessionView(session: SessionRecord): SessionView {
   return {
@@ -17,10 +17,17 @@ export function toSessionView(session: SessionRecord): SessionView {
     historyTokens: session.historyTokens,
     usage: sessionUsage(session, session.contextTokens, session.systemTokens),
     compactions: session.compactions,
+    reliability: reliabilityView(session),
     createdAt: session.createdAt.toISOString(),
     updatedAt: session.updatedAt.toISOString(),
     lastActivityAt: session.lastActivityAt.toISOString(),
   };
+}
+
+/** Seed 004's reliability score from the session's model, compactions in force and the last measured context confidence. */
+export function reliabilityView(session: SessionRecord): ReliabilityView {
+  const r = reliabilityOf({ model: resolveModel(session.model).spec, compactions: session.compactions, contextConfidence: session.contextConfidence ?? 1 });
+  return { score: r.score, level: r.level, emoji: r.emoji, label: r.label, warning: r.warning, factors: r.factors };
 }
 
 export interface ListQuery {

@@ -38,6 +38,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's overview for a time range: tokens saved, compression ratios, compactions per day, LLM usage and cost, failures; with the queue depth and the sessions near their budget now. */
+        get: operations["getAnalyticsSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/artifacts/{id}": {
         parameters: {
             query?: never;
@@ -143,6 +160,23 @@ export interface paths {
         patch: operations["updateSession"];
         trace?: never;
     };
+    "/v1/sessions/{id}/checkpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The checkpoint timeline: every checkpoint (aged ones too) with level, sizes, extracted facts and whether the context uses it. */
+        get: operations["listCheckpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{id}/compact": {
         parameters: {
             query?: never;
@@ -154,6 +188,23 @@ export interface paths {
         put?: never;
         /** Manual compaction (like /compact). Queued for the workers; with dryRun, waits for the result and returns the would-be context without applying it. */
         post: operations["compactSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/compactions/{jobId}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Undo a compaction: restore the snapshot taken right before its result was applied. */
+        post: operations["undoCompaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -177,6 +228,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The session's events with their human lines. JSON pages by id; with `Accept: text/event-stream`, a live stream (`id`, `event`, `data` per event; first every event after `Last-Event-ID` or `after`, then new ones as they are recorded, compaction progress included; a heartbeat comment every 15 s). */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The session's full history, versions, checkpoints, snapshots, jobs and events as one JSON document. */
+        get: operations["exportSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/goal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The session's goal record (seed 004): goal, checkpoints with status, decisions, artifacts, next step; and the goal block in the context. */
+        get: operations["getGoal"];
+        /** Replaces the goal record; the new goal block enters the context at once (a new context version). Sending a decision with locked: false unlocks it. */
+        put: operations["putGoal"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions/{id}/messages": {
         parameters: {
             query?: never;
@@ -189,6 +292,75 @@ export interface paths {
         put?: never;
         /** Appends 1-500 messages (Anthropic, OpenAI or canonical shape), creating the session if needed. */
         post: operations["appendMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Snapshots of the session, newest first: before every compaction, at the snapshot threshold (80%), and manual ones. */
+        get: operations["listSnapshots"];
+        put?: never;
+        /** A manual snapshot of the current context version, with an optional label. */
+        post: operations["createSnapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/snapshots/{snapshotId}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new head version equal to the snapshot's (checkpoints, watermark, goal block); the history is never rewritten and later messages stay live. */
+        post: operations["restoreSnapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Token usage over time: a point per append, compaction (with its marker) and restore, each with the budget and trigger lines of that time. Paginated, never downsampled. */
+        get: operations["getSessionUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/versions/{a}/diff/{b}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Which messages version b masked, offloaded, summarized (into which checkpoint), compressed, dropped or restored compared with version a (0 = uncompacted). */
+        get: operations["diffVersions"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -233,6 +405,30 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AnalyticsSummary: {
+            compactions: components["schemas"]["CompactionCounts"];
+            /** @description Every UTC day of the range, zeros included. */
+            compactionsPerDay: components["schemas"]["CompactionDay"][];
+            compressionRatios: components["schemas"]["CompressionRatios"];
+            failures: components["schemas"]["Failures"];
+            /**
+             * Format: date-time
+             * @description Start of the range (inclusive).
+             */
+            from: string;
+            llm: components["schemas"]["LlmUsage"];
+            /** @description The compaction queue now. It is shared by all tenants: these are how busy the workers are, not data of any tenant. */
+            queueDepth: components["schemas"]["QueueDepth"];
+            /** @description Now, whatever the range. */
+            sessionsNearBudget: components["schemas"]["SessionsNearBudget"];
+            /**
+             * Format: date-time
+             * @description End of the range (exclusive).
+             */
+            to: string;
+            /** @description tokensBefore − tokensAfter summed over succeeded, non-dry-run compactions of the range. */
+            tokensSaved: number;
+        };
         ApiKeyList: {
             keys: components["schemas"]["ApiKeyView"][];
         };
@@ -280,6 +476,59 @@ export interface components {
             usage: components["schemas"]["UsageView"];
             warnings?: string[];
         };
+        CheckpointList: {
+            checkpoints: components["schemas"]["CheckpointView"][];
+            sessionId: string;
+        };
+        CheckpointView: {
+            /** @description The checkpoint this one was aged or merged from. */
+            agedFrom?: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Share of the pinned-facts ledger of its span found in the context it was written into. */
+            factsSurvived?: number | null;
+            filesModified: string[];
+            fromSeq: number;
+            /**
+             * @description Content hash, as named in the context.
+             * @example ckpt_1f0c…
+             */
+            id: string;
+            /** @description Whether the current context uses it. */
+            inContext: boolean;
+            keyDecisions: string[];
+            /** @enum {string} */
+            level: "recent" | "old" | "ancient" | "ultra";
+            nextSteps: string[];
+            /** @description Tokens of the messages it replaced. */
+            originalTokens: number;
+            text: string;
+            tokens: number;
+            toSeq: number;
+        };
+        CompactionCounts: {
+            failed: number;
+            queued: number;
+            running: number;
+            /** @description Saved less than the policy minimum, history too short, or superseded. */
+            skipped: number;
+            succeeded: number;
+            /** @description Compaction jobs created in the range (dry runs excluded), whatever their status. */
+            total: number;
+        };
+        CompactionDay: {
+            /** @description Compaction jobs created that day (dry runs excluded). */
+            count: number;
+            /**
+             * @description UTC day.
+             * @example 2026-11-23
+             */
+            day: string;
+            failed: number;
+            skipped: number;
+            succeeded: number;
+            tokensSaved: number;
+        };
         CompactionSchedule: {
             jobId?: string;
             /** @example below-threshold */
@@ -307,6 +556,12 @@ export interface components {
             job: components["schemas"]["JobView"];
             /** @description Dry run: tokens the compaction would save. */
             savedTokens?: number;
+        };
+        CompressionRatios: {
+            /** @description Ten buckets of width 0.1 over succeeded, non-dry-run compactions. */
+            buckets: components["schemas"]["RatioBucketView"][];
+            /** @description Median tokensAfter / tokensBefore; null without succeeded compactions. */
+            median?: number | null;
         };
         ContextResponse: {
             /** @description Checkpoints used. */
@@ -370,6 +625,10 @@ export interface components {
             /** @description A preset name, or { preset, overrides }. */
             policy?: ("balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging") | components["schemas"]["PolicyView"];
         };
+        CreateSnapshotRequest: {
+            /** @example before the refactor */
+            label?: string;
+        };
         DeletedSession: {
             /** @enum {boolean} */
             deleted: true;
@@ -387,6 +646,31 @@ export interface components {
             postgres: components["schemas"]["DependencyCheck"];
             redis: components["schemas"]["DependencyCheck"];
         };
+        DiffCheckpoint: {
+            fromSeq: number;
+            id: string;
+            level: number;
+            tokens: number;
+            toSeq: number;
+        };
+        DiffCheckpoints: {
+            added: components["schemas"]["DiffCheckpoint"][];
+            removed: components["schemas"]["DiffCheckpoint"][];
+        };
+        DiffEntry: {
+            seq: number;
+            /** @description The message's treatment in version a (null: verbatim). */
+            was?: string | null;
+        };
+        DiffMessages: {
+            compressed: components["schemas"]["DiffEntry"][];
+            dropped: components["schemas"]["DiffEntry"][];
+            masked: components["schemas"]["DiffEntry"][];
+            offloaded: components["schemas"]["OffloadedEntry"][];
+            /** @description Treated in a, verbatim in b. */
+            restored: components["schemas"]["DiffEntry"][];
+            summarized: components["schemas"]["SummarizedEntry"][];
+        };
         ErrorBody: {
             /**
              * @description Stable machine-readable code.
@@ -401,6 +685,96 @@ export interface components {
         };
         ErrorResponse: {
             error: components["schemas"]["ErrorBody"];
+        };
+        EventPage: {
+            events: components["schemas"]["EventView"][];
+            /** @description The id to pass as `after` (order=asc) or `before` (order=desc) for the next page; null when this page reached the end. */
+            nextCursor?: string | null;
+            sessionId: string;
+        };
+        EventView: {
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Structured details, e.g. the compaction job id. */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Monotonic per session; a decimal string (the id is a Postgres bigint). SSE clients resume with it as Last-Event-ID.
+             * @example 1042
+             */
+            id: string;
+            /** @example Summarized 8 messages → 1 summary (saved ~1,200 tokens) */
+            line: string;
+            /**
+             * @description compaction-started, compaction-progress, compressed, compression-skipped, compression-error, checkpoint-created, checkpoint-aged, snapshot-created, snapshot-restored, watermark-advanced, offloaded, budget-too-small, …
+             * @example compressed
+             */
+            type: string;
+        };
+        FailureDay: {
+            count: number;
+            /** @example 2026-11-23 */
+            day: string;
+        };
+        Failures: {
+            /** @description Every UTC day of the range. */
+            perDay: components["schemas"]["FailureDay"][];
+            /** @description The latest failed compactions of the range, newest first (at most 10). */
+            recent: components["schemas"]["RecentFailure"][];
+            total: number;
+        };
+        GoalArtifactDto: {
+            /** @enum {string} */
+            action?: "created" | "modified" | "deleted";
+            path?: string;
+            /** @example Created src/auth/login.ts */
+            text: string;
+        };
+        GoalBlockView: {
+            text: string;
+            tokens: number;
+            /** @description The context version the block is frozen in. */
+            version: number;
+        };
+        GoalCheckpointDto: {
+            /** @enum {string} */
+            status: "completed" | "in-progress" | "pending";
+            text: string;
+        };
+        GoalDecisionDto: {
+            /** @description A locked decision is never compressed; only a goal update unlocks it. */
+            locked: boolean;
+            text: string;
+        };
+        GoalRequest: {
+            artifacts?: components["schemas"]["GoalArtifactDto"][];
+            checkpoints?: components["schemas"]["GoalCheckpointDto"][];
+            /** @description User constraints, part of the goal block. */
+            constraints?: string[];
+            decisions?: components["schemas"]["GoalDecisionDto"][];
+            goal?: string;
+            nextStep?: string;
+            /** @enum {string} */
+            priority?: "high" | "medium" | "low";
+            /** @enum {string} */
+            status?: "active" | "paused" | "completed";
+        };
+        GoalView: {
+            artifacts?: components["schemas"]["GoalArtifactDto"][];
+            checkpoints?: components["schemas"]["GoalCheckpointDto"][];
+            /** @description User constraints, part of the goal block. */
+            constraints?: string[];
+            decisions?: components["schemas"]["GoalDecisionDto"][];
+            goal?: string;
+            /** @description The goal block in the current context (null when there is none yet). */
+            goalBlock?: components["schemas"]["GoalBlockView"] | null;
+            nextStep?: string;
+            /** @enum {string} */
+            priority?: "high" | "medium" | "low";
+            sessionId: string;
+            /** @enum {string} */
+            status?: "active" | "paused" | "completed";
         };
         HistoryMessage: {
             /** @description Canonical blocks. */
@@ -473,6 +847,34 @@ export interface components {
             /** @enum {string} */
             status: "ok";
         };
+        LlmUsage: {
+            /** @description Summarizer calls, retries and dry runs included. */
+            calls: number;
+            /** @description USD, from the model catalog prices. */
+            costUsd: number;
+            inputTokens: number;
+            outputTokens: number;
+        };
+        NearBudgetSessionView: {
+            contextTokens: number;
+            /** @example agent-run-42 */
+            id: string;
+            /** Format: date-time */
+            lastActivityAt: string;
+            model: string;
+            /** @description contextTokens / budget. */
+            utilization: number;
+        };
+        OffloadedEntry: {
+            artifactIds: string[];
+            seq: number;
+            /** @description The message's treatment in version a (null: verbatim). */
+            was?: string | null;
+        };
+        Pair: {
+            a?: number | null;
+            b?: number | null;
+        };
         PolicyView: {
             overrides: {
                 [key: string]: unknown;
@@ -480,15 +882,83 @@ export interface components {
             /** @enum {string} */
             preset: "balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging";
         };
+        QueueDepth: {
+            active: number;
+            /** @description Waiting for a retry after a failure. */
+            delayed: number;
+            /** @description Runs that failed after their last retry and are still kept by the queue. */
+            failed: number;
+            /** @description Compaction runs waiting for a worker (prioritized included). */
+            waiting: number;
+        };
+        RatioBucketView: {
+            count: number;
+            /** @description Inclusive lower bound of tokensAfter / tokensBefore. */
+            from: number;
+            /** @description Exclusive upper bound (the last bucket includes 1). */
+            to: number;
+        };
         ReadinessResponse: {
             checks: components["schemas"]["DependencyChecks"];
             /** @enum {string} */
             status: "ready";
         };
+        RecentFailure: {
+            /** Format: date-time */
+            at: string;
+            error?: string | null;
+            /** Format: uuid */
+            jobId: string;
+            /** @example agent-run-42 */
+            sessionId: string;
+            /** @enum {string} */
+            trigger: "threshold" | "manual" | "watermark" | "ingest";
+        };
+        ReliabilityFactors: {
+            /** @description max(1 − 0.15 × compactions, 0.30). */
+            compressionPenalty: number;
+            /** @description Share of the pinned-facts ledger that survived the last compaction (1 before any). */
+            contextConfidence: number;
+            /** @description From the model's size tier (≥ 70B 0.95 … smaller 0.30). */
+            modelFactor: number;
+        };
+        ReliabilityView: {
+            /** @example 🟢 */
+            emoji: string;
+            factors: components["schemas"]["ReliabilityFactors"];
+            /** @example High */
+            label: string;
+            /** @enum {string} */
+            level: "high" | "medium" | "low" | "critical";
+            /** @description 0–100. */
+            score: number;
+            /** @description Seed 004's warning text below 60. */
+            warning?: string | null;
+        };
+        RestoreResponse: {
+            contextTokens: number;
+            /** @description The version the snapshot pinned. */
+            restoredVersion: number;
+            /** Format: uuid */
+            snapshotId: string;
+            /** @description The new head version, equal to the restored one. */
+            version: number;
+        };
         SessionPage: {
             /** @description Pass as `cursor` for the next page; null on the last page. */
             nextCursor?: string | null;
             sessions: components["schemas"]["SessionView"][];
+        };
+        SessionsNearBudget: {
+            /** @description Sessions at or above the threshold now. */
+            count: number;
+            /** @description The fullest 10, fullest first. */
+            sessions: components["schemas"]["NearBudgetSessionView"][];
+            /**
+             * @description Utilization from which a session counts as near its budget.
+             * @example 0.8
+             */
+            threshold: number;
         };
         SessionView: {
             compactions: number;
@@ -507,6 +977,8 @@ export interface components {
             model: string;
             outputReserve: number;
             policy: components["schemas"]["PolicyView"];
+            /** @description Seed 004: model-size factor × compression penalty × context confidence. */
+            reliability: components["schemas"]["ReliabilityView"];
             /**
              * @description exact: the model's own tokenizer; approx: calibrated estimate.
              * @enum {string}
@@ -533,6 +1005,8 @@ export interface components {
             model: string;
             outputReserve: number;
             policy: components["schemas"]["PolicyView"];
+            /** @description Seed 004: model-size factor × compression penalty × context confidence. */
+            reliability: components["schemas"]["ReliabilityView"];
             /**
              * @description exact: the model's own tokenizer; approx: calibrated estimate.
              * @enum {string}
@@ -543,11 +1017,84 @@ export interface components {
             usage: components["schemas"]["UsageView"];
             warnings: string[];
         };
+        SnapshotList: {
+            /** @description Pass as `before` for the next (older) page. */
+            nextCursor?: string | null;
+            snapshots: components["schemas"]["SnapshotView"][];
+        };
+        SnapshotView: {
+            /** @description The compaction it was taken before (pre-compaction snapshots). */
+            compactionJobId?: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "pre-compaction" | "threshold" | "manual";
+            label?: string | null;
+            /** @description lastSeq, contextTokens, utilization and compactions at the time. */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description The context version it pins (0 = the uncompacted history). */
+            version: number;
+        };
+        SummarizedEntry: {
+            checkpointId: string;
+            seq: number;
+            /** @description The message's treatment in version a (null: verbatim). */
+            was?: string | null;
+        };
         UpdateSessionRequest: {
             contextWindow?: number;
             model?: string;
             outputReserve?: number;
             policy?: ("balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging") | components["schemas"]["PolicyView"];
+        };
+        UsageCompactionMarker: {
+            /** Format: uuid */
+            jobId: string;
+            /** @description Context tokens of the compacted part right after it (messages appended meanwhile not included). */
+            tokensAfter?: number | null;
+            /** @description Context tokens before the compaction. */
+            tokensBefore?: number | null;
+            /** @enum {string|null} */
+            trigger?: "threshold" | "manual" | "watermark" | "ingest" | null;
+        };
+        UsagePoint: {
+            /** Format: date-time */
+            at: string;
+            /** @description The budget line at that time (it moves when the session config changes). */
+            budget: number;
+            /** @description On compaction points: the job that compacted. */
+            compaction?: components["schemas"]["UsageCompactionMarker"];
+            /** @description Tokens of the context as it would be sent after this change. */
+            contextTokens: number;
+            /**
+             * @description What changed the context: an append, a compaction (a marker) or a restore.
+             * @enum {string}
+             */
+            kind: "append" | "compaction" | "restore";
+            /** @description The last seq of the history at this point. */
+            seq: number;
+            /** @description The trigger line at that time: context tokens at which the policy schedules a compaction. */
+            threshold: number;
+        };
+        UsageSeries: {
+            /** @description The session's budget now. */
+            budget: number;
+            /** @description Context tokens now. */
+            contextTokens: number;
+            /** @description Pass as `after` for the next page; null on the last page. */
+            nextCursor?: string | null;
+            /** @description Oldest first; every point, not downsampled (page with `after`). */
+            points: components["schemas"]["UsagePoint"][];
+            /** @example agent-run-42 */
+            sessionId: string;
+            /** @description The session's trigger line now (tokens). */
+            threshold: number;
+            /** @description contextTokens / budget now. */
+            utilization: number;
         };
         UsageView: {
             /** @description budget − system prompt − goal block − checkpoints. */
@@ -560,6 +1107,16 @@ export interface components {
             threshold: number;
             /** @description contextTokens / budget. */
             utilization: number;
+        };
+        VersionDiff: {
+            a: number;
+            b: number;
+            checkpoints: components["schemas"]["DiffCheckpoints"];
+            coversThroughSeq: components["schemas"]["Pair"];
+            goalBlockChanged: boolean;
+            messages: components["schemas"]["DiffMessages"];
+            sessionId: string;
+            watermarkSeq: components["schemas"]["Pair"];
         };
         WatermarkRequest: {
             /** @description The seq the watermark moves to (default: the latest message). It only advances. */
@@ -620,6 +1177,57 @@ export interface operations {
             };
             /** @description Names the dependency that failed. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getAnalyticsSummary: {
+        parameters: {
+            query?: {
+                /** @description ISO date or date-time with a time zone (inclusive; default: 30 days before `to`). */
+                from?: string;
+                /** @description ISO date (that day included) or date-time (exclusive); default now. At most 366 days after `from`. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalyticsSummary"];
+                };
+            };
+            /** @description Names the bad field: a malformed date, `from` not before `to`, or a range over the maximum. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1105,6 +1713,53 @@ export interface operations {
             };
         };
     };
+    listCheckpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckpointList"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     compactSession: {
         parameters: {
             query?: never;
@@ -1164,6 +1819,71 @@ export interface operations {
             };
         };
     };
+    undoCompaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RestoreResponse"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'ingest' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The job changed nothing (skipped, failed, dry run or still running). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
     getContext: {
         parameters: {
             query?: {
@@ -1204,6 +1924,236 @@ export interface operations {
                 };
             };
             /** @description No such session for this tenant (another tenant's session answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events with id > after (0: from the first). */
+                after?: string;
+                /** @description Only events with id < before (JSON only). */
+                before?: string;
+                /** @description 1-500, default 100 (JSON only). */
+                limit?: number;
+                /** @description JSON only; a stream is always in id order. */
+                order?: "asc" | "desc";
+                /** @description Only these types, comma-separated or repeated. */
+                type?: string;
+            };
+            header?: {
+                /** @description Stream: resume after this event id (takes precedence over `after`). */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                    "text/event-stream": components["schemas"]["EventPage"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such session for this tenant (another tenant's session answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    exportSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getGoal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoalView"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    putGoal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GoalRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GoalView"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'ingest' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1330,6 +2280,305 @@ export interface operations {
                 };
             };
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listSnapshots: {
+        parameters: {
+            query?: {
+                before?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotList"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    createSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CreateSnapshotRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SnapshotView"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'ingest' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    restoreSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                snapshotId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RestoreResponse"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'ingest' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getSessionUsage: {
+        parameters: {
+            query?: {
+                /** @description The nextCursor of the previous page. */
+                after?: string;
+                /** @description Points per page (default 1000, at most 5000). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageSeries"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such session for this tenant (another tenant's session answers the same). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    diffVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                a: string;
+                b: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionDiff"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,8 +1,18 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
+  applyPrefix,
+  CanonicalMessage,
+  checkFactsSurvival,
   checkpointFacts,
+  checkpointMessage,
+  contextTextOf,
+  extractPinnedFacts,
+  reliabilityOf,
   goalBlockMessage,
   goalBlockText,
+  goalPromptOf,
+  goalRecordFromJson,
+  renderGoalBlock,
   computeBudget,
   ingestTransform,
   toolNamesOf,
@@ -20,13 +30,8 @@ import { compactionJobOptions, JobName, JobPayload, JobQueue, OnJob } from '@com
 import { canonicalOf, CompactionRepository, MessageRepository, Prisma, SessionRecord, SessionRepository } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { MemoizedSummarizer } from './memoized-summarizer';
+import { CompactionProgress } from './compaction-progress';
 
-/** The goal's text from the session's goal record (set with PUT goal or from goal markers). */
-function sessionGoalText(goal: unknown): string | undefined {
-  if (typeof goal === 'string') return goal || undefined;
-  if (goal && typeof goal === 'object' && typeof (goal as { goal?: unknown }).goal === 'string') return (goal as { goal: string }).goal || undefined;
-  return undefined;
-}
 
 export const SUMMARIZER = Symbol('SUMMARIZER');
 /** Preset parameters from `COMPACTOR_COMPACT_*` (seed 003), already mapped to parameter paths. */
@@ -47,6 +52,7 @@ export class CompactionService {
     private readonly messages: MessageRepository,
     private readonly compactions: CompactionRepository,
     private readonly queue: JobQueue,
+    private readonly progress: CompactionProgress,
     @Inject(SUMMARIZER) private readonly summarizer: Summarizer,
     @Inject(COMPACTION_ENV_PARAMS) private readonly envParams: Record<string, Record<string, unknown>>,
   ) {}
@@ -89,7 +95,9 @@ export class CompactionService {
         }
       : { coversThroughSeq: 0, checkpoints: [], treatments: {} };
     const budget = computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve });
-    const summarizer = new MemoizedSummarizer(this.summarizer, await this.compactions.intermediate(jobId), (key, result) =>
+    const run = { sessionId: session.id, tenantId, jobId };
+    if (!job.dryRun) await this.progress.started({ ...run, trigger: job.trigger, preset: policy.preset, fromSeq: stored[0]?.seq ?? 0, throughSeq, tokens: session.contextTokens });
+    const summarizer = new MemoizedSummarizer(job.dryRun ? this.summarizer : this.progress.announcing(this.summarizer, run), await this.compactions.intermediate(jobId), (key, result) =>
       this.compactions.saveIntermediate(jobId, key, result as unknown as Prisma.InputJsonValue),
     );
 
@@ -105,7 +113,8 @@ export class CompactionService {
           summarizer,
           countMessage: counter.countMessage,
           countText: counter.countText,
-          goal: sessionGoalText(session.goal),
+          // Seed 004's goal-aware summary: the whole goal record (goal, locked decisions, constraints, next step).
+          goal: goalPromptOf(goalRecordFromJson(session.goal)),
           // Deduplication keeps only the latest trigger: an ingest run over the threshold does the threshold's work too.
           trigger: job.trigger === 'ingest' && session.contextTokens >= thresholdTokens(budget, policy) ? 'threshold' : job.trigger,
         },
@@ -114,7 +123,7 @@ export class CompactionService {
     } catch (error) {
       if (!(error instanceof ValidationFailed)) throw error; // infrastructure: BullMQ retries
       // A policy override that no longer validates: nothing to retry, the head stays.
-      await this.compactions.event(session.id, tenantId, 'compression-error', `Compaction failed: invalid policy (${error.message})`, { jobId });
+      await this.progress.record(session.id, tenantId, [{ type: 'compression-error', line: `Compaction failed: invalid policy (${error.message})`, data: { jobId } }]);
       await finish({ status: 'failed', error: `invalid-policy: ${error.message}` });
       return { status: 'failed' };
     }
@@ -140,14 +149,20 @@ export class CompactionService {
       return { status: 'dry-run' };
     }
     if (outcome.status !== 'succeeded') {
-      for (const e of outcome.events) await this.compactions.event(session.id, tenantId, e.type, e.line, { jobId });
+      await this.progress.record(session.id, tenantId, outcome.events.map((e) => ({ type: e.type, line: e.line, data: { jobId } })));
       await finish({ ...record, status: outcome.status, reason: outcome.reason, error: outcome.status === 'failed' ? outcome.reason : undefined });
       return { status: outcome.status };
     }
 
     // The goal block is frozen into the new version: the goal and what the goal markers recorded, summarized span included.
-    const goalText = goalBlockText(stored.map((m) => m.message), sessionGoalText(session.goal));
+    // The record is kept up to date on append (markers) and by PUT goal; a record that is still empty falls back to the history's markers.
+    const rendered = renderGoalBlock(goalRecordFromJson(session.goal)).trim();
+    const goalText = rendered ? rendered : goalBlockText(stored.map((m) => m.message));
     const goalBlock = goalText ? { text: goalText, tokens: counter.countMessage(goalBlockMessage(goalText)) } : undefined;
+    // SPEC.md "Reliability score": the pinned-facts ledger of what this run compacted, checked against the new context.
+    const pinned = this.pinnedFacts(stored, history, prefix, outcome.prefix, goalBlock, counter.countMessage);
+    const reliability = reliabilityOf({ model: spec, compactions: session.compactions + 1, contextConfidence: pinned.survival.share });
+    const earlier = new Set(prefix.checkpoints.map((c) => c.id));
     const versionId = await this.compactions.commit({
       sessionId: session.id,
       tenantId,
@@ -158,8 +173,10 @@ export class CompactionService {
       checkpoints: outcome.prefix.checkpoints.map((c) => {
         // Seed 004: each checkpoint records its key decisions, files modified and next steps, from the span it covers.
         const covered = history.filter((m) => m.seq >= c.fromSeq && m.seq <= c.toSeq).map((m) => m.message);
-        return { ...c, ...checkpointFacts(c.text, covered) };
+        const facts = earlier.has(c.id) ? {} : { factsLedger: pinned.ledger as unknown as Prisma.InputJsonValue, factsSurvived: pinned.survival.share };
+        return { ...c, ...checkpointFacts(c.text, covered), ...facts };
       }),
+      reliability: { score: reliability.score, contextConfidence: pinned.survival.share },
       watermarkSeq: outcome.prefix.watermarkSeq,
       goalBlock,
       artifacts: outcome.artifacts,
@@ -171,14 +188,21 @@ export class CompactionService {
       budget: budget.budget,
       threshold: thresholdTokens(budget, policy),
       events: outcome.events,
+      // SPEC.md "Snapshot": taken before every compaction, so every compaction can be undone.
+      snapshotBefore: {
+        metadata: { lastSeq: session.lastSeq, contextTokens: session.contextTokens, utilization: session.utilization, compactions: session.compactions, reliability: session.reliability, contextConfidence: session.contextConfidence, versionNumber: head?.number ?? 0 },
+        line: `Snapshot before compaction: version ${head?.number ?? 0} (${session.contextTokens.toLocaleString('en-US')} tokens)`,
+      },
     });
     if (!versionId) {
       // Another compaction or a restore moved the head: this result is stale. Run again on the new head.
       await finish({ ...record, status: 'skipped', reason: 'head-moved' });
+      await this.progress.record(session.id, tenantId, [{ type: 'compression-skipped', line: 'Compaction skipped: the context changed meanwhile (another compaction or a restore); running again on the new one', data: { jobId } }]);
       await this.requeue(session, tenantId);
       return { status: 'skipped' };
     }
     await finish({ ...record, status: 'succeeded', resultVersionId: versionId });
+    this.progress.committed(session.id);
     // Seed 003 deletes the offload files after a compaction; here only what no version refers to goes.
     await this.compactions.deleteUnreferencedArtifacts(session.id);
     this.logger.log(`Session ${session.externalId}: ${outcome.events.at(-1)?.line ?? 'compacted'}`);
@@ -186,6 +210,18 @@ export class CompactionService {
     const after = await this.sessions.findById(session.id);
     if (after && after.lastSeq > throughSeq && after.contextTokens >= thresholdTokens(budget, policy)) await this.requeue(after, tenantId);
     return { status: 'succeeded', versionId };
+  }
+
+  /**
+   * The ledger of the span this run compacted (messages whose treatment changed; their stored,
+   * uncompacted form) and the share of it found in the new context, goal block included.
+   */
+  private pinnedFacts(stored: SessionMessage[], history: SessionMessage[], before: VersionPrefix, after: VersionPrefix, goalBlock: { text: string } | undefined, count: (m: CanonicalMessage) => number) {
+    const span = stored.filter((m) => m.seq <= after.coversThroughSeq && JSON.stringify(after.treatments[m.seq] ?? null) !== JSON.stringify(m.seq <= before.coversThroughSeq ? (before.treatments[m.seq] ?? null) : null));
+    const ledger = extractPinnedFacts(span.map((m) => m.message));
+    const context = applyPrefix(after, history, (c) => count(checkpointMessage(c))).map((m) => m.message);
+    const survival = checkFactsSurvival(ledger, `${goalBlock?.text ?? ''}\n${contextTextOf(context)}`);
+    return { ledger, survival: { total: survival.total, survived: survival.survived, share: survival.share } };
   }
 
   private async requeue(session: SessionRecord, tenantId: string) {

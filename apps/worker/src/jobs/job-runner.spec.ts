@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { JobName, JobQueue, JobRegistryError, OnJob } from '@compactor/jobs';
@@ -29,6 +29,17 @@ class CompactHandler {
   }
 }
 
+/** A handler whose dependency resolves late: Nest instantiates it after JobRunner's constructor ran. */
+@Injectable()
+class LateHandler {
+  constructor(@Inject('LATE_DEPENDENCY') private readonly dependency: string) {}
+
+  @OnJob(JobName.Compact)
+  async run() {
+    return `compacted with ${this.dependency}`;
+  }
+}
+
 async function compile(providers: unknown[]) {
   return Test.createTestingModule({
     imports: [DiscoveryModule],
@@ -56,5 +67,11 @@ describe('JobRunner discovery', () => {
     const runner = moduleRef.get(JobRunner);
     expect([...runner.registry.names].sort()).toEqual([JobName.ExpireIdempotencyRecords, JobName.Compact].sort());
     await expect(runner.registry.dispatch(JobName.ExpireIdempotencyRecords, { olderThanHours: 1 })).resolves.toBe(1);
+  });
+
+  it('dispatches to the instance Nest finished, even when it was built after the runner', async () => {
+    const late = { provide: 'LATE_DEPENDENCY', useFactory: () => new Promise<string>((resolve) => setTimeout(() => resolve('its dependency'), 20)) };
+    const moduleRef = await compile([FirstHandler, LateHandler, late]);
+    await expect(moduleRef.get(JobRunner).registry.dispatch(JobName.Compact, { jobId: '00000000-0000-4000-8000-000000000000', sessionId: '00000000-0000-4000-8000-000000000001', tenantId: '00000000-0000-4000-8000-000000000002' })).resolves.toBe('compacted with its dependency');
   });
 });

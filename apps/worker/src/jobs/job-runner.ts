@@ -42,8 +42,10 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       for (const method of scanner.getAllMethodNames(prototype)) {
         const name = reflector.get<JobName | undefined>(JOB_HANDLER_METADATA, prototype[method]);
         if (!name) continue;
-        const fn = instance[method] as (payload: unknown) => Promise<unknown>;
-        found.push({ name, source: `${prototype.constructor.name}.${method}`, handler: fn.bind(instance) });
+        // The instance is looked up when a job runs: here, in the constructor, a provider Nest has not
+        // built yet (its dependencies resolve later) is still a placeholder without its fields.
+        const handler = (payload: unknown) => (wrapper.instance as Record<string, (payload: unknown) => Promise<unknown>>)[method](payload);
+        found.push({ name, source: `${prototype.constructor.name}.${method}`, handler });
       }
     }
     this.registry = new JobRegistry(found);

@@ -248,3 +248,30 @@ export function goalBlockText(messages: CanonicalMessage[], goal?: string): stri
   const text = renderGoalBlock(record);
   return text.trim().length > 0 ? text : undefined;
 }
+
+/**
+ * The goal record stored with a session (JSON), read leniently: a record written by the goal API
+ * or by markers, an older `{ goal }` object or a bare string. Anything else is the empty record.
+ */
+export function goalRecordFromJson(json: unknown): GoalRecord {
+  if (typeof json === 'string') return json ? { ...EMPTY_GOAL_RECORD, goal: json } : EMPTY_GOAL_RECORD;
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return EMPTY_GOAL_RECORD;
+  const o = json as Partial<GoalRecord>;
+  const out: GoalRecord = {
+    checkpoints: Array.isArray(o.checkpoints) ? o.checkpoints.filter((c) => c && typeof c.text === 'string') : [],
+    decisions: Array.isArray(o.decisions) ? o.decisions.filter((d) => d && typeof d.text === 'string').map((d) => ({ text: d.text, locked: d.locked === true })) : [],
+    artifacts: Array.isArray(o.artifacts) ? o.artifacts.filter((a) => a && typeof a.text === 'string') : [],
+  };
+  if (typeof o.goal === 'string' && o.goal) out.goal = o.goal;
+  if (o.priority) out.priority = o.priority;
+  if (o.status) out.status = o.status;
+  if (Array.isArray(o.constraints)) out.constraints = o.constraints.filter((c): c is string => typeof c === 'string');
+  if (typeof o.nextStep === 'string' && o.nextStep) out.nextStep = o.nextStep;
+  return out;
+}
+
+/** The goal as the summarizer's goal-aware prompt gets it: the rendered record, or undefined when empty. */
+export function goalPromptOf(record: GoalRecord): string | undefined {
+  const text = renderGoalBlock(record);
+  return text.trim() ? text : undefined;
+}

@@ -34,7 +34,7 @@ export function isPresetImplemented(name: string): boolean {
 }
 
 /** Keys of a policy's overrides that configure the trigger, not the stages. */
-const TRIGGER_KEYS = new Set(['triggerFraction']);
+const TRIGGER_KEYS = new Set(['triggerFraction', 'snapshotFraction']);
 
 /**
  * The parameters a run uses: the preset's defaults, then the environment layer

@@ -38,3 +38,10 @@ export function presetTrigger(policy: PolicyInput): PresetTrigger {
   const override = policy.overrides.triggerFraction;
   return typeof override === 'number' && override > 0 && override <= 1 ? { ...trigger, fraction: override } : trigger;
 }
+
+/** Seed 004: an automatic snapshot when the context crosses 80% of its budget; `overrides.snapshotFraction` changes it (0 turns it off). */
+export const DEFAULT_SNAPSHOT_FRACTION = 0.8;
+export function snapshotFraction(policy: PolicyInput): number {
+  const override = policy.overrides.snapshotFraction;
+  return typeof override === 'number' && override >= 0 && override <= 1 ? override : DEFAULT_SNAPSHOT_FRACTION;
+}

@@ -1,0 +1,123 @@
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { EventSubscriber } from '@compactor/jobs';
+import { EventRecord, EventRepository, SessionRecord } from '@compactor/persistence';
+import type { Response } from 'express';
+import type { Logger } from 'pino';
+import { once } from 'node:events';
+import { API_CONFIG, ApiConfig } from '../config/api-config';
+import { LOGGER } from '../logging/logger';
+import { toEventView } from './events.service';
+
+/** Rows read per query while catching up. */
+const PAGE = 500;
+
+/** One SSE message; the type is a plain token, but a line break in it would end the field early. */
+export function sseFrame(event: EventRecord): string {
+  return `id: ${event.id}\nevent: ${event.type.replace(/[\r\n]/g, ' ')}\ndata: ${JSON.stringify(toEventView(event))}\n\n`;
+}
+
+/**
+ * Serves a session's events as text/event-stream: subscribe to the session's wake-ups first,
+ * then send every event after the client's last id, then whatever the wake-ups announce. One
+ * read runs at a time per stream and always asks Postgres for "id > last sent", so the catch-up
+ * and the live part never send an event twice or skip one (ids are handed out in commit order,
+ * see EventRepository). A heartbeat comment keeps idle streams open and re-reads, in case a
+ * wake-up was lost (Redis pub/sub delivers at most once).
+ */
+@Injectable()
+export class EventStreamService implements OnModuleDestroy {
+  private readonly open = new Set<() => void>();
+
+  constructor(
+    private readonly events: EventRepository,
+    private readonly subscriber: EventSubscriber,
+    @Inject(API_CONFIG) private readonly config: ApiConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** Open streams in this process. */
+  get streams(): number {
+    return this.open.size;
+  }
+
+  /** Starts the stream and returns; the stream lives until the client disconnects or the app shuts down. */
+  async stream(res: Response, session: SessionRecord, lastId: bigint, types?: string[]): Promise<void> {
+    let closed = false;
+    let reading = false;
+    let again = false;
+    let unlisten: (() => void) | undefined;
+    // Runs first after a full interval, when the stream is set up below.
+    const heartbeat = setInterval(() => {
+      void write(': heartbeat\n\n');
+      wake();
+    }, this.config.EVENTS_HEARTBEAT_MS);
+
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      clearInterval(heartbeat);
+      unlisten?.();
+      this.open.delete(close);
+      if (!res.writableEnded) res.end();
+    };
+    // Backpressure: a slow client holds its own reads back, never the process's memory.
+    const write = async (chunk: string) => {
+      if (!closed && !res.write(chunk)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    };
+    const read = async (): Promise<void> => {
+      if (reading) {
+        again = true;
+        return;
+      }
+      reading = true;
+      try {
+        do {
+          again = false;
+          for (;;) {
+            const rows = await this.events.after(session.id, lastId, PAGE, types);
+            for (const event of rows) {
+              if (closed) return;
+              await write(sseFrame(event));
+              lastId = event.id;
+            }
+            if (rows.length < PAGE) break;
+          }
+        } while (again && !closed);
+      } catch (error) {
+        this.logger.warn({ err: error, session: session.externalId }, 'event stream read failed; closing the stream');
+        close();
+      } finally {
+        reading = false;
+      }
+    };
+    const wake = (latestId?: bigint) => {
+      if (closed || (latestId !== undefined && latestId <= lastId)) return;
+      void read();
+    };
+
+    res.status(200).set({
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      // Tells nginx-style proxies not to buffer the stream.
+      'x-accel-buffering': 'no',
+    });
+    res.flushHeaders();
+    res.socket?.setNoDelay(true);
+    res.on('close', close);
+    this.open.add(close);
+    await write('retry: 2000\n\n');
+
+    // Subscribed before the catch-up reads: an event committed after that read is announced.
+    const remove = await this.subscriber.listen(session.id, wake);
+    if (closed) remove();
+    else unlisten = remove;
+    await read();
+  }
+
+  onModuleDestroy(): Promise<void> {
+    // Open streams would keep the HTTP server from closing.
+    for (const close of [...this.open]) close();
+    return this.subscriber.close();
+  }
+}

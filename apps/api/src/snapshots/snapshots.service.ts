@@ -1,0 +1,283 @@
+import { Injectable } from '@nestjs/common';
+import {
+  applyPrefix,
+  checkpointMessage,
+  computeBudget,
+  DomainError,
+  EMPTY_PREFIX,
+  ErrorCode,
+  JobNotFound,
+  messageCounter,
+  reliabilityOf,
+  thresholdTokens,
+  Treatment,
+  VersionPrefix,
+} from '@compactor/compaction';
+import { canonicalOf, CompactionRepository, HeadPrefix, MessageRepository, SessionRecord, SnapshotRecord, SnapshotRepository } from '@compactor/persistence';
+import { EventPublisher } from '@compactor/jobs';
+import { resolveModel } from '@compactor/tokens';
+import { sessionPolicy } from '../sessions/session-config';
+import { SessionsService } from '../sessions/sessions.service';
+import { CheckpointList, RestoreResponse, SnapshotList, SnapshotView, VersionDiff } from './snapshots.dto';
+
+const fmt = (n: number) => n.toLocaleString('en-US');
+/** A restore that loses the compare-and-swap to a concurrent compaction tries again on the new head. */
+const RESTORE_ATTEMPTS = 3;
+
+export class SnapshotNotFound extends DomainError {
+  constructor(id: string) {
+    super(ErrorCode.NotFound, `Snapshot '${id}' not found`);
+  }
+}
+
+export function prefixOf(head: HeadPrefix | null): VersionPrefix {
+  if (!head) return EMPTY_PREFIX;
+  return {
+    coversThroughSeq: head.coversThroughSeq,
+    checkpoints: head.checkpoints,
+    treatments: head.treatments as VersionPrefix['treatments'],
+    ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}),
+    ...(head.goalBlock ? { goalBlock: head.goalBlock } : {}),
+  };
+}
+
+function view(s: SnapshotRecord): SnapshotView {
+  return {
+    id: s.id,
+    kind: s.kind === 'pre_compaction' ? 'pre-compaction' : s.kind,
+    label: s.label,
+    version: s.versionNumber,
+    compactionJobId: s.compactionJobId,
+    metadata: s.metadata,
+    createdAt: s.createdAt.toISOString(),
+  };
+}
+
+/**
+ * Snapshots, restore and undo (SPEC.md "Snapshot"), and version diffs. A restore writes a new
+ * head version equal to the snapshot's (checkpoints, treatments, watermark and goal block), by
+ * compare-and-swap like a compaction: history is never rewritten, and messages appended after
+ * the snapshot stay live because a version only covers its prefix.
+ */
+@Injectable()
+export class SnapshotsService {
+  constructor(
+    private readonly sessions: SessionsService,
+    private readonly snapshots: SnapshotRepository,
+    private readonly compactions: CompactionRepository,
+    private readonly messages: MessageRepository,
+    private readonly publisher: EventPublisher,
+  ) {}
+
+  async list(tenantId: string, externalId: string, limit: number, before?: string): Promise<SnapshotList> {
+    const session = await this.sessions.require(tenantId, externalId);
+    const cursor = before ? await this.snapshots.find(session.id, before) : undefined;
+    if (before && !cursor) throw new SnapshotNotFound(before);
+    const page = await this.snapshots.list(session.id, limit + 1, cursor ? { createdAt: cursor.createdAt, id: cursor.id } : undefined);
+    const items = page.slice(0, limit).map(view);
+    return { snapshots: items, nextCursor: page.length > limit ? items[items.length - 1].id : null };
+  }
+
+  async create(tenantId: string, externalId: string, label: string | null): Promise<SnapshotView> {
+    const session = await this.sessions.require(tenantId, externalId);
+    const head = await this.compactions.head(session.id, session.headVersionId);
+    const created = await this.snapshots.create({
+      sessionId: session.id,
+      tenantId,
+      versionId: session.headVersionId,
+      label,
+      metadata: { lastSeq: session.lastSeq, contextTokens: session.contextTokens, utilization: session.utilization, compactions: session.compactions, reliability: session.reliability, contextConfidence: session.contextConfidence, versionNumber: head?.number ?? 0 },
+      line: `Snapshot${label ? ` "${label}"` : ''} of version ${head?.number ?? 0} (${fmt(session.contextTokens)} tokens)`,
+    });
+    this.publisher.notify(session.id);
+    return view(created);
+  }
+
+  async restore(tenantId: string, externalId: string, snapshotId: string): Promise<RestoreResponse> {
+    const session = await this.sessions.require(tenantId, externalId);
+    const snapshot = await this.snapshots.find(session.id, snapshotId);
+    if (!snapshot) throw new SnapshotNotFound(snapshotId);
+    return this.restoreSnapshot(session, tenantId, snapshot, `Restored snapshot ${snapshot.label ? `"${snapshot.label}" ` : ''}(version ${snapshot.versionNumber})`);
+  }
+
+  /** Undo a compaction: restore the snapshot taken right before its result was applied. */
+  async undo(tenantId: string, externalId: string, jobId: string): Promise<RestoreResponse> {
+    const session = await this.sessions.require(tenantId, externalId);
+    const job = await this.compactions.findJob(tenantId, jobId);
+    if (!job || job.sessionId !== session.id) throw new JobNotFound(jobId);
+    const snapshot = job.status === 'succeeded' ? await this.snapshots.beforeJob(session.id, jobId) : null;
+    if (!snapshot) {
+      throw new DomainError(ErrorCode.Conflict, `Compaction ${jobId} changed nothing to undo (status ${job.status}${job.dryRun ? ', dry run' : ''})`, { status: job.status });
+    }
+    return this.restoreSnapshot(session, tenantId, snapshot, `Undid compaction ${jobId.slice(0, 8)}: restored version ${snapshot.versionNumber}`);
+  }
+
+  private async restoreSnapshot(first: SessionRecord, tenantId: string, snapshot: SnapshotRecord, line: string): Promise<RestoreResponse> {
+    const target = prefixOf(snapshot.versionId ? await this.compactions.head(first.id, snapshot.versionId) : null);
+    const artifactIds = snapshot.versionId ? await this.snapshots.versionArtifactIds(snapshot.versionId) : [];
+    const counter = messageCounter(resolveModel(first.model).spec);
+    let session = first;
+    for (let attempt = 1; attempt <= RESTORE_ATTEMPTS; attempt++) {
+      const rows = await this.messages.forContext(session.id, 0, session.lastSeq);
+      const history = rows.map((r) => ({ seq: r.seq, message: canonicalOf(r), tokens: r.tokens }));
+      const contextTokens =
+        applyPrefix(target, history, (c) => counter.countMessage(checkpointMessage(c))).reduce((n, m) => n + m.tokens, 0);
+      const budget = computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve });
+      const compactions = typeof snapshot.metadata.compactions === 'number' ? snapshot.metadata.compactions : 0;
+      // The restored version's context confidence is the one measured when it was written (1 before any compaction).
+      const confidence = snapshot.versionId && typeof snapshot.metadata.contextConfidence === 'number' ? snapshot.metadata.contextConfidence : 1;
+      const versionId = await this.compactions.commit({
+        sessionId: session.id,
+        tenantId,
+        cause: 'restore',
+        restoredFromId: snapshot.versionId ?? undefined,
+        baseVersionId: session.headVersionId,
+        coversThroughSeq: target.coversThroughSeq,
+        treatments: target.treatments,
+        checkpoints: target.checkpoints,
+        watermarkSeq: target.watermarkSeq,
+        goalBlock: target.goalBlock,
+        artifactIds,
+        prefixTokens: target.checkpoints.reduce((n, c) => n + c.tokens, 0) + (target.goalBlock?.tokens ?? 0),
+        contextTokens,
+        loadedThroughSeq: session.lastSeq,
+        budget: budget.budget,
+        threshold: thresholdTokens(budget, sessionPolicy(session)),
+        compactionsInForce: compactions,
+        reliability: { score: reliabilityOf({ model: resolveModel(session.model).spec, compactions, contextConfidence: confidence }).score, contextConfidence: confidence },
+        events: [{ type: 'snapshot-restored', line: `${line}; the context is ${fmt(contextTokens)} tokens, messages after ${target.coversThroughSeq} live` }],
+      });
+      if (versionId) {
+        this.publisher.notify(session.id);
+        const after = await this.sessions.require(tenantId, session.externalId);
+        const head = await this.compactions.head(after.id, after.headVersionId);
+        return { snapshotId: snapshot.id, restoredVersion: snapshot.versionNumber, version: head?.number ?? 0, contextTokens: after.contextTokens };
+      }
+      session = await this.sessions.require(tenantId, session.externalId);
+    }
+    throw new DomainError(ErrorCode.Conflict, 'Compactions kept changing the context; send the request again');
+  }
+
+  /**
+   * What changed between two versions (0 = the uncompacted history): for each covered message,
+   * its treatment in `a` and in `b`, grouped as masked, offloaded, summarized (into which
+   * checkpoint), compressed, dropped, or restored (treated in `a`, verbatim in `b`).
+   */
+  async diff(tenantId: string, externalId: string, a: number, b: number): Promise<VersionDiff> {
+    const session = await this.sessions.require(tenantId, externalId);
+    const load = async (n: number, field: string) => {
+      const id = await this.snapshots.versionId(session.id, n);
+      if (id === undefined) throw new DomainError(ErrorCode.NotFound, `Version ${n} of session '${externalId}' not found`, { field });
+      return prefixOf(id ? await this.compactions.head(session.id, id) : null);
+    };
+    const [pa, pb] = [await load(a, 'a'), await load(b, 'b')];
+    const treatmentIn = (p: VersionPrefix, seq: number): Treatment | undefined => (seq <= p.coversThroughSeq ? p.treatments[seq] : undefined);
+    const seqs = [...new Set([...Object.keys(pa.treatments), ...Object.keys(pb.treatments)].map(Number))].sort((x, y) => x - y);
+    const out: VersionDiff['messages'] = { masked: [], offloaded: [], summarized: [], compressed: [], dropped: [], restored: [] };
+    for (const seq of seqs) {
+      const ta = treatmentIn(pa, seq);
+      const tb = treatmentIn(pb, seq);
+      if (JSON.stringify(ta) === JSON.stringify(tb)) continue;
+      if (!tb) {
+        out.restored.push({ seq, was: ta!.kind });
+        continue;
+      }
+      const entry = { seq, was: ta?.kind ?? null };
+      if (tb.kind === 'summarized') out.summarized.push({ ...entry, checkpointId: tb.checkpointId });
+      else if (tb.kind === 'offloaded') out.offloaded.push({ ...entry, artifactIds: tb.artifactIds });
+      else out[tb.kind].push(entry);
+    }
+    const ids = (p: VersionPrefix) => new Set(p.checkpoints.map((c) => c.id));
+    const [ia, ib] = [ids(pa), ids(pb)];
+    const brief = (c: VersionPrefix['checkpoints'][number]) => ({ id: c.id, fromSeq: c.fromSeq, toSeq: c.toSeq, level: c.level, tokens: c.tokens });
+    return {
+      sessionId: externalId,
+      a,
+      b,
+      coversThroughSeq: { a: pa.coversThroughSeq, b: pb.coversThroughSeq },
+      watermarkSeq: { a: pa.watermarkSeq ?? null, b: pb.watermarkSeq ?? null },
+      goalBlockChanged: (pa.goalBlock?.text ?? null) !== (pb.goalBlock?.text ?? null),
+      messages: out,
+      checkpoints: { added: pb.checkpoints.filter((c) => !ia.has(c.id)).map(brief), removed: pa.checkpoints.filter((c) => !ib.has(c.id)).map(brief) },
+    };
+  }
+
+  /** The checkpoint timeline (seed 004): every checkpoint with its level, sizes, extracted facts and the pinned-facts share that survived. */
+  async checkpoints(tenantId: string, externalId: string): Promise<CheckpointList> {
+    const session = await this.sessions.require(tenantId, externalId);
+    const rows = await this.snapshots.checkpoints(session.id, session.headVersionId);
+    return {
+      sessionId: externalId,
+      checkpoints: rows.map((c) => ({
+        id: c.contentId,
+        fromSeq: c.fromSeq,
+        toSeq: c.toSeq,
+        level: c.level,
+        text: c.text,
+        tokens: c.tokens,
+        originalTokens: c.originalTokens,
+        agedFrom: c.agedFrom?.contentId ?? null,
+        inContext: c.inHead,
+        keyDecisions: c.keyDecisions as string[],
+        filesModified: c.filesModified as string[],
+        nextSteps: c.nextSteps as string[],
+        factsSurvived: c.factsSurvived,
+        createdAt: c.createdAt.toISOString(),
+      })),
+    };
+  }
+
+  /** The session's full history, versions, checkpoints, snapshots, jobs and events as one JSON document (seed 004's session file). */
+  async export(tenantId: string, externalId: string): Promise<Record<string, unknown>> {
+    const session = await this.sessions.require(tenantId, externalId);
+    const all = await this.snapshots.exportOf(session.id);
+    const head = await this.compactions.head(session.id, session.headVersionId);
+    return {
+      format: 'compactor.session-export.v1',
+      exportedAt: new Date().toISOString(),
+      session: {
+        id: session.externalId,
+        model: session.model,
+        contextWindow: session.contextWindow,
+        outputReserve: session.outputReserve,
+        policy: session.policy,
+        goal: session.goal ?? null,
+        headVersion: head?.number ?? 0,
+        lastSeq: session.lastSeq,
+        contextTokens: session.contextTokens,
+        compactions: session.compactions,
+      },
+      messages: all.messages.map((m) => ({ seq: m.seq, role: m.role, format: m.format, message: m.raw, canonical: m.blocks, pinned: m.pinned, tags: m.tags, tokens: m.tokens, createdAt: m.createdAt })),
+      versions: all.versions.map((v) => ({
+        number: v.number,
+        cause: v.cause,
+        parent: v.parent?.number ?? null,
+        coversThroughSeq: v.coversThroughSeq,
+        watermarkSeq: v.watermarkSeq,
+        goalBlock: v.goalBlock,
+        prefixTokens: v.prefixTokens,
+        compactionJobId: v.compactionJobId,
+        checkpoints: v.checkpoints.map((c) => c.checkpoint.contentId),
+        treatments: v.treatments,
+        createdAt: v.createdAt,
+      })),
+      checkpoints: all.checkpoints.map((c) => ({
+        id: c.contentId,
+        fromSeq: c.fromSeq,
+        toSeq: c.toSeq,
+        level: c.level,
+        text: c.text,
+        tokens: c.tokens,
+        originalTokens: c.originalTokens,
+        keyDecisions: c.keyDecisions,
+        filesModified: c.filesModified,
+        nextSteps: c.nextSteps,
+        factsSurvived: c.factsSurvived,
+        createdAt: c.createdAt,
+      })),
+      snapshots: all.snapshots.map(view),
+      jobs: all.jobs.map((j) => ({ ...j, llmCostUsd: j.llmCostUsd.toString() })),
+      events: all.events.map((e) => ({ id: e.id.toString(), type: e.type, line: e.line, data: e.data, createdAt: e.createdAt })),
+    };
+  }
+}
