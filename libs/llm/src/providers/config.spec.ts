@@ -152,6 +152,6 @@ describe('describeSummarizerConfig', () => {
       timeoutMs: 60_000,
       numCtx: 4096,
     });
-    expect(describeSummarizerConfig(parseSummarizerConfig({}))).toEqual({ provider: 'local', model: 'local', keyConfigured: false, timeoutMs: 60_000 });
+    expect(describeSummarizerConfig(parseSummarizerConfig({}))).toEqual({ provider: 'local', model: 'extractive-v1', keyConfigured: false, timeoutMs: 60_000 });
   });
 });

@@ -1,6 +1,6 @@
 import type { Summarizer } from '@compactor/compaction';
 import { z } from 'zod';
-import { LocalSummarizer } from '../local';
+import { LOCAL_SUMMARIZER_MODEL, LocalSummarizer } from '../local';
 import { AnthropicSummarizer, ANTHROPIC_DEFAULT_MODEL } from './anthropic';
 import { SummarizerConfigError } from './errors';
 import { OLLAMA_DEFAULT_HOST, OLLAMA_DEFAULT_MODEL, OLLAMA_DEFAULT_NUM_CTX, OllamaSummarizer } from './ollama';
@@ -83,9 +83,9 @@ export function parseSummarizerConfig(input: SummarizerConfigInput | Record<stri
   return parsed.data;
 }
 
-/** The model a config selects (the provider's default when unset; `local` for the local summarizer). */
+/** The model a config selects (the provider's default when unset; the local summarizer's own name, as its answers report it). */
 export function summarizerModelOf(config: SummarizerConfig): string {
-  return config.COMPACTOR_SUMMARIZER === 'local' ? 'local' : (config.COMPACTOR_SUMMARIZER_MODEL ?? DEFAULT_SUMMARIZER_MODELS[config.COMPACTOR_SUMMARIZER]);
+  return config.COMPACTOR_SUMMARIZER === 'local' ? LOCAL_SUMMARIZER_MODEL : (config.COMPACTOR_SUMMARIZER_MODEL ?? DEFAULT_SUMMARIZER_MODELS[config.COMPACTOR_SUMMARIZER]);
 }
 
 /** A secret-free description for status pages and logs. */
