@@ -1,10 +1,12 @@
 import { defineConfig } from '@playwright/test';
 import { resolve } from 'node:path';
-import { API_PORT, API_URL, DASHBOARD_NO_API_PORT, DASHBOARD_PORT, DASHBOARD_URL, DEAD_API_URL } from './stack';
+import { API_PORT, API_URL, DASHBOARD_NO_API_PORT, DASHBOARD_PORT, DASHBOARD_URL, DEAD_API_URL, E2E_API_KEY, E2E_QUEUE_PREFIX } from './stack';
 
 // Playwright drives the built stack: the API from dist/ and the dashboard's `next build`
 // output. Build both and migrate the e2e database before running it.
 const root = resolve(__dirname, '..');
+const E2E_DATABASE_URL = process.env.E2E_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/compactor_e2e';
+const E2E_REDIS_URL = process.env.E2E_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 function dashboard(port: number, apiUrl: string) {
   return {
@@ -54,10 +56,21 @@ export default defineConfig({
       env: {
         PORT: String(API_PORT),
         HOST: '127.0.0.1',
-        DATABASE_URL: process.env.E2E_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/compactor_e2e',
-        REDIS_URL: process.env.E2E_REDIS_URL ?? 'redis://127.0.0.1:6379',
+        DATABASE_URL: E2E_DATABASE_URL,
+        REDIS_URL: E2E_REDIS_URL,
+        QUEUE_PREFIX: E2E_QUEUE_PREFIX,
+        COMPACTOR_INIT_API_KEY: E2E_API_KEY,
         LOG_LEVEL: 'warn',
       },
+      reuseExistingServer: false,
+      timeout: 60_000,
+    },
+    {
+      // The worker: compactions run for real (offline summarizer), so pages show them live.
+      command: 'node dist/apps/worker/apps/worker/src/main.js',
+      cwd: root,
+      wait: { stdout: /Compactor worker started/ },
+      env: { DATABASE_URL: E2E_DATABASE_URL, REDIS_URL: E2E_REDIS_URL, QUEUE_PREFIX: E2E_QUEUE_PREFIX, COMPACTOR_SUMMARIZER: 'local', LOG_LEVEL: 'warn' },
       reuseExistingServer: false,
       timeout: 60_000,
     },

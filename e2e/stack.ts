@@ -8,3 +8,8 @@ export const API_URL = `http://127.0.0.1:${API_PORT}`;
 export const DASHBOARD_URL = `http://127.0.0.1:${DASHBOARD_PORT}`;
 export const DASHBOARD_NO_API_URL = `http://127.0.0.1:${DASHBOARD_NO_API_PORT}`;
 export const DEAD_API_URL = 'http://127.0.0.1:3199';
+
+/** The key the e2e API gives its default tenant (COMPACTOR_INIT_API_KEY): tests seed through the public API with it and enter it in Settings. */
+export const E2E_API_KEY = 'e2e_dashboard_key_0123456789abcdef';
+/** API and worker share one queue prefix, so appends that cross the threshold compact in the background. */
+export const E2E_QUEUE_PREFIX = 'compactor-e2e';
