@@ -225,9 +225,14 @@ describe('snapshots, undo, diff, goal and export', () => {
     expect(block).toContain('Use safe_dump everywhere');
     expect(block).toContain('Keep the public API unchanged');
 
+    const pinnedBlock = (await http().post(`/v1/sessions/${id}/snapshots`).set(auth()).send({ label: 'locked' }).expect(201)).body as Snapshot;
     // Unlock by PUT (the only way); bad bodies name the field.
     const unlocked = (await http().put(`/v1/sessions/${id}/goal`).set(auth()).send({ ...got, sessionId: undefined, goalBlock: undefined, decisions: [{ text: 'Use safe_dump everywhere', locked: false }] }).expect(200)).body;
     expect(unlocked.goalBlock.text).not.toContain('Use safe_dump everywhere');
+    // The goal block belongs to the version: restoring the snapshot brings the locked decision back into the context.
+    await http().post(`/v1/sessions/${id}/snapshots/${pinnedBlock.id}/restore`).set(auth()).expect(200);
+    const back = JSON.stringify((await context(id)).messages.filter((m: { tags?: string[] }) => m.tags?.includes('goal')));
+    expect(back).toContain('🔒 Use safe_dump everywhere');
     expect((await http().put(`/v1/sessions/${id}/goal`).set(auth()).send({ checkpoints: [{ text: 'x', status: 'done' }] }).expect(400)).body.error.message).toContain('checkpoints[0].status');
     expect((await http().put(`/v1/sessions/${id}/goal`).set(auth()).send({ extra: 1 }).expect(400)).body.error.message).toMatch(/extra|Unrecognized/);
     const events = (await http().get(`/v1/sessions/${id}/export`).set(auth()).expect(200)).body.events.map((e: { type: string }) => e.type);
