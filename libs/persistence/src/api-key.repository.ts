@@ -43,6 +43,17 @@ export class ApiKeyRepository {
     return rows[0] ?? null;
   }
 
+  /**
+   * Records that the key was used, at most once a minute per key (one UPDATE that does nothing
+   * when the last stamp is recent), so busy keys cost no write per request.
+   */
+  async touch(id: string, now: Date = new Date()): Promise<void> {
+    await this.pg.pool.query(
+      `UPDATE api_keys SET last_used_at = $2::timestamptz WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2::timestamptz - interval '60 seconds')`,
+      [id, now],
+    );
+  }
+
   create(data: { tenantId: string; name: string; prefix: string; hash: string; scopes: ApiKeyScope[] }): Promise<ApiKeyRecord> {
     return this.prisma.apiKey.create({ data, select: publicFields });
   }

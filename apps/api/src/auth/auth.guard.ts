@@ -1,8 +1,10 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { Forbidden, Unauthorized } from '@compactor/compaction';
 import { ApiKeyRepository } from '@compactor/persistence';
 import type { Request } from 'express';
+import type { Logger } from 'pino';
+import { LOGGER } from '../logging/logger';
 import { hashApiKey } from './api-key-secret';
 import { AuthContext, grants, REQUIRED_SCOPE, Scope } from './scopes';
 
@@ -14,6 +16,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly keys: ApiKeyRepository,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -26,6 +29,8 @@ export class AuthGuard implements CanActivate {
     const key = await this.keys.findActiveByHash(hashApiKey(match[1]));
     if (!key) throw new Unauthorized('The API key is unknown or revoked');
     if (!grants(key.scopes, needed)) throw new Forbidden(needed);
+    // Settings shows when each key was last used; a stamp older than a minute is refreshed off the request's path.
+    if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > 60_000) void this.keys.touch(key.id).catch((error: Error) => this.logger.warn({ keyId: key.id, err: error.message }, 'could not record the API key use'));
     req.auth = { tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
     return true;
   }

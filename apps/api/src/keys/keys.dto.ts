@@ -33,6 +33,9 @@ export class ApiKeyView {
 
   @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String })
   revokedAt!: string | null;
+
+  @ApiPropertyOptional({ format: 'date-time', nullable: true, type: String, description: 'When the key last authenticated a request (refreshed at most once a minute).' })
+  lastUsedAt!: string | null;
 }
 
 export class CreatedApiKey extends ApiKeyView {

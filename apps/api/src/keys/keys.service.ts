@@ -12,6 +12,7 @@ export function toKeyView(key: ApiKeyRecord): ApiKeyView {
     scopes: key.scopes,
     createdAt: key.createdAt.toISOString(),
     revokedAt: key.revokedAt?.toISOString() ?? null,
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
   };
 }
 
