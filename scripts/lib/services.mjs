@@ -165,9 +165,13 @@ export async function ensureRedis(rawUrl) {
 
 /** Debian's Chromium, which Playwright drives (it never downloads its own browser here). */
 export async function ensureChromium() {
-  if (existsSync('/usr/bin/chromium')) return;
+  // The dashboard's reliability badges are emoji: without a colour emoji font, screenshots show boxes.
+  const emojiFont = existsSync('/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf');
+  if (existsSync('/usr/bin/chromium') && emojiFont) return;
+  const missing = [...(existsSync('/usr/bin/chromium') ? [] : ['chromium']), ...(emojiFont ? [] : ['fonts-noto-color-emoji'])];
   if (!isRoot || !has('apt-get')) {
-    throw new ServiceError('Chromium is missing. Run: sudo apt-get update && sudo apt-get install -y chromium');
+    if (missing.includes('chromium')) throw new ServiceError(`Chromium is missing. Run: sudo apt-get update && sudo apt-get install -y ${missing.join(' ')}`);
+    return; // the font only changes how screenshots look
   }
-  await aptInstall(['chromium']);
+  await aptInstall(missing);
 }
