@@ -17,9 +17,10 @@ const BENCHES = {
   ingest: () => import('../bench/ingest.mjs'),
   quality: () => import('../bench/quality.mjs'),
   analytics: () => import('../bench/analytics.mjs'),
+  proxy: () => import('../bench/proxy.mjs'),
 };
 /** Benchmarks that need a worker process running the compaction jobs next to the API. */
-const NEEDS_WORKER = new Set(['quality']);
+const NEEDS_WORKER = new Set(['quality', 'proxy']);
 /** Options that take a value (`--name value` or `--name=value`); any other `--flag` is boolean. */
 const VALUE_OPTIONS = new Set(['sessions', 'dump', 'seed', 'count', 'presets', 'concurrency', 'json']);
 const PORT = Number(process.env.BENCH_PORT || 3190);

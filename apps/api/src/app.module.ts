@@ -32,6 +32,10 @@ import { GoalController } from './goal/goal.controller';
 import { GoalService } from './goal/goal.service';
 import { EventsController } from './events/events.controller';
 import { eventProviders } from './events/event-providers';
+import { ProxyController } from './proxy/proxy.controller';
+import { proxyProviders } from './proxy/proxy-providers';
+import { StatusController } from './status/status.controller';
+import { StatusService } from './status/status.service';
 import type { Redis } from 'ioredis';
 
 @Module({})
@@ -40,7 +44,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [PersistenceModule.forRoot({ databaseUrl: config.DATABASE_URL })],
-      controllers: [EventsController, HealthController, MetricsController, KeysController, SessionsController, CompactionController, ArtifactsController, ToolsController, SnapshotsController, GoalController, AnalyticsController],
+      controllers: [EventsController, HealthController, MetricsController, KeysController, SessionsController, CompactionController, ArtifactsController, ToolsController, SnapshotsController, GoalController, AnalyticsController, ProxyController, StatusController],
       providers: [
         { provide: API_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
@@ -67,6 +71,8 @@ export class AppModule {
         SnapshotsService,
         GoalService,
         AnalyticsService,
+        StatusService,
+        ...proxyProviders,
       ],
     };
   }

@@ -1,7 +1,7 @@
 import { DynamicModule, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { createRedisConnection, EventPublisher, JobQueue } from '@compactor/jobs';
-import { createSummarizer } from '@compactor/llm';
+import { createSummarizer, describeSummarizerConfig, parseSummarizerConfig } from '@compactor/llm';
 import { PersistenceModule } from '@compactor/persistence';
 import type { Redis } from 'ioredis';
 import { compactionEnvParams, WORKER_CONFIG, WorkerConfig } from './config/worker-config';
@@ -9,6 +9,18 @@ import { JobRunner, WORKER_REDIS } from './jobs/job-runner';
 import { MaintenanceService } from './maintenance/maintenance.service';
 import { COMPACTION_ENV_PARAMS, CompactionService, SUMMARIZER } from './compaction/compaction.service';
 import { CompactionProgress } from './compaction/compaction-progress';
+import { WorkerActivity } from './status/worker-activity';
+import { WorkerHeartbeatService } from './status/worker-heartbeat.service';
+
+/** This worker's activity record, with its summarizer described without secrets (for the heartbeat). */
+function workerActivity(config: WorkerConfig): WorkerActivity {
+  const summarizer = describeSummarizerConfig(parseSummarizerConfig(config));
+  return new WorkerActivity(
+    { provider: summarizer.provider, model: summarizer.model, endpoint: summarizer.endpoint ?? null, keyConfigured: summarizer.keyConfigured, timeoutMs: summarizer.timeoutMs },
+    config.WORKER_CONCURRENCY,
+    [config.OPENAI_API_KEY, config.ANTHROPIC_API_KEY],
+  );
+}
 
 @Module({})
 export class WorkerModule implements OnApplicationShutdown {
@@ -26,7 +38,9 @@ export class WorkerModule implements OnApplicationShutdown {
           inject: [WORKER_REDIS],
           useFactory: (redis: Redis) => new JobQueue(redis, config.QUEUE_PREFIX),
         },
-        { provide: SUMMARIZER, useFactory: () => createSummarizer(config) },
+        { provide: WorkerActivity, useFactory: () => workerActivity(config) },
+        // Every summarizer call goes through the activity record, so the heartbeat tells whether the LLM answers.
+        { provide: SUMMARIZER, inject: [WorkerActivity], useFactory: (activity: WorkerActivity) => activity.watch(createSummarizer(config)) },
         { provide: COMPACTION_ENV_PARAMS, useValue: compactionEnvParams(config) },
         {
           provide: EventPublisher,
@@ -38,6 +52,7 @@ export class WorkerModule implements OnApplicationShutdown {
         JobRunner,
         MaintenanceService,
         CompactionService,
+        WorkerHeartbeatService,
       ],
     };
   }

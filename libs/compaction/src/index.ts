@@ -32,3 +32,4 @@ export * from './engine/offload';
 export * from './engine/watermark';
 export * from './engine/offload-compact';
 export * from './reliability';
+export * from './proxy/conversation-match';

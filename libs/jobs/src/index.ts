@@ -5,3 +5,4 @@ export * from './job-queue';
 export * from './redis-connection';
 export * from './event-bus';
 export * from './check-redis';
+export * from './worker-heartbeat';

@@ -18,7 +18,10 @@ export class UsagePoint {
   @ApiProperty({ description: 'The last seq of the history at this point.' })
   seq!: number;
 
-  @ApiProperty({ enum: ['append', 'compaction', 'restore'], description: 'What changed the context: an append, a compaction (a marker) or a restore.' })
+  @ApiProperty({
+    enum: ['append', 'compaction', 'restore', 'goal_update'],
+    description: 'What changed the context: an append, a compaction (a marker; a watermark advance counts as one), a restore, or a goal update (a new goal block).',
+  })
   kind!: string;
 
   @ApiProperty({ description: 'Tokens of the context as it would be sent after this change.' })

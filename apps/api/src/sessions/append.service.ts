@@ -88,6 +88,10 @@ export class HistoryMoved extends DomainError {
 export interface AppendOptions {
   /** Append only if the session's last seq is still this (0 for a session that does not exist yet); else HistoryMoved. */
   expectLastSeq?: number;
+  /** The session as the caller just read it (null: not there), to spare the lookup; the locked row is what counts. */
+  session?: SessionRecord | null;
+  /** Called with the session row as the append left it. */
+  onAppended?: (session: SessionRecord) => void;
 }
 
 function toolUseIdsOf(message: CanonicalMessage): string[] {
@@ -106,7 +110,7 @@ export class AppendService {
   ) {}
 
   async append(tenantId: string, externalId: string, body: AppendBody, idempotencyKey?: string, options: AppendOptions = {}): Promise<AppendMessagesResponse> {
-    const existing = await this.sessions.find(tenantId, externalId);
+    const existing = options.session !== undefined ? options.session : await this.sessions.find(tenantId, externalId);
     // Messages both providers read alike take the session's previous shape: looked up only for those.
     const ambiguous = body.format === undefined && detectFormat(body.messages, 'openai') !== detectFormat(body.messages, 'anthropic');
     const previousFormat = existing && ambiguous ? ((await this.messages.lastFormat(existing.id)) as MessageFormat | undefined) : undefined;
@@ -221,6 +225,7 @@ export class AppendService {
     });
     if (outcome.kind === 'key-reused') throw new IdempotencyKeyReused(idempotencyKey!);
     // The threshold snapshot's event: wake the live event streams.
+    if (outcome.kind === 'appended') options.onAppended?.(outcome.session);
     if (outcome.kind === 'appended' && snapshotTaken) this.publisher.notify(outcome.session.id);
     if (outcome.kind === 'appended' && compactionJobId && scheduleFor) await this.scheduler.schedule(scheduleFor, trigger ?? 'threshold', { jobId: compactionJobId });
     return outcome.response as AppendMessagesResponse;

@@ -9,6 +9,14 @@ export class LeftOutMessage {
   reason!: string;
 }
 
+export class ContextProtection {
+  @ApiPropertyOptional({ nullable: true, type: Number, description: "First seq of the policy's protected latest messages (widened so no tool exchange is split); null when none." })
+  latestFromSeq!: number | null;
+
+  @ApiProperty({ type: Number, isArray: true, description: 'Seqs of the user messages whose text the policy keeps verbatim.' })
+  userTextSeqs!: number[];
+}
+
 export class ContextResponse {
   @ApiProperty()
   sessionId!: string;
@@ -39,4 +47,14 @@ export class ContextResponse {
 
   @ApiProperty({ type: LeftOutMessage, isArray: true, description: 'History messages not sent, and why (they stay in the history).' })
   leftOut!: LeftOutMessage[];
+
+  @ApiPropertyOptional({
+    type: Number,
+    isArray: true,
+    description: "Canonical format only: the history seq of each message, in order (a checkpoint's is its toSeq, the goal block's 0).",
+  })
+  seqs?: number[];
+
+  @ApiPropertyOptional({ type: ContextProtection, description: "Canonical format only: what the session's policy protects now (besides system prompts and pinned messages)." })
+  protection?: ContextProtection;
 }

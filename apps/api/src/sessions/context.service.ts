@@ -14,6 +14,7 @@ import {
   makeProviderValid,
   messageCounter,
   presetProtection,
+  protectionOf,
   SessionMessage,
   toAnthropic,
   toOpenAI,
@@ -158,12 +159,20 @@ export class ContextService {
    * tool schemas, and the tokens it sends besides the history (a system prompt longer than the
    * stored one). Nothing is cached beyond the message source the context reads share.
    */
-  async proxyContext(session: SessionRecord, format: 'anthropic' | 'openai', limits: ContextLimits): Promise<ProxyContext> {
+  async proxyContext(session: SessionRecord, format: 'anthropic' | 'openai', limits: ContextLimits, pending: readonly SessionMessage[] = []): Promise<ProxyContext> {
     const source = await this.source(session);
     if (source.head === undefined) source.head = await this.loadHead(session);
     // Sized like contextBody's entries: about two bytes of memory per byte of serialized context, ~4 bytes a token.
     if (source.bodies.size === 0) this.cache.set(session.id, source, 8 * source.messages.reduce((n, m) => n + m.tokens, 0));
-    const { fitted, head, continuationTokens } = await this.fit(session, source, format, limits);
+    // Messages the proxy appends while it forwards (`pending`, seqs after lastSeq) join this context only, never the cache.
+    const view: ContextSource =
+      pending.length === 0
+        ? source
+        : { ...source, messages: [...source.messages, ...pending], throughSeq: pending[pending.length - 1].seq, ingested: new Map(source.ingested ?? []), bodies: new Map() };
+    const { fitted, head, continuationTokens } = await this.fit(session, view, format, limits);
+    if (view !== source && view.ingested) {
+      for (const [seq, m] of view.ingested) if (seq <= source.throughSeq && !source.ingested?.has(seq)) (source.ingested ??= new Map()).set(seq, m);
+    }
     return {
       messages: fitted.messages,
       compacted: head !== null,
@@ -211,11 +220,11 @@ export class ContextService {
       }
       throw error;
     }
-    return { fitted: { ...fitted, budget }, head, counter, systemTokens, dropped, assembled, continuationTokens };
+    return { fitted: { ...fitted, budget }, head, counter, systemTokens, dropped, assembled, continuationTokens, history };
   }
 
   private async assemble(session: SessionRecord, source: ContextSource, format: ContextFormat): Promise<ContextResponse> {
-    const { fitted, head, counter, systemTokens, dropped, assembled } = await this.fit(session, source, format);
+    const { fitted, head, counter, systemTokens, dropped, assembled, history } = await this.fit(session, source, format);
     const kept = fitted.messages.map((m) => m.message);
     // Anthropic's turn order after compaction: user first, consecutive user messages as one turn. A history
     // that is not compacted is sent as the client appended it (Anthropic combines consecutive user turns itself).
@@ -239,6 +248,14 @@ export class ContextService {
       checkpoints: (head?.prefix.checkpoints ?? []).map((c) => ({ id: c.id, fromSeq: c.fromSeq, toSeq: c.toSeq, level: c.level, tokens: c.tokens, originalTokens: c.originalTokens })),
       fallback: fitted.applied ? fitted.line : null,
       leftOut: dropped.map((d) => ({ seq: assembled[d.index].seq, reason: d.reason })),
+      // The dashboard lines the context up with the history by seq; other formats may merge turns, so only canonical has them.
+      ...(format === 'canonical' ? { seqs: fitted.messages.map((m) => m.seq), protection: protectionView(history, session) } : {}),
     };
   }
+}
+
+/** What the policy protects now, as the dashboard shows it (system prompts and pinned messages it reads from the history itself). */
+function protectionView(history: readonly SessionMessage[], session: SessionRecord): { latestFromSeq: number | null; userTextSeqs: number[] } {
+  const protection = protectionOf([...history], presetProtection(sessionPolicy(session)));
+  return { latestFromSeq: protection.latestFromSeq ?? null, userTextSeqs: [...protection.userText].sort((a, b) => a - b) };
 }

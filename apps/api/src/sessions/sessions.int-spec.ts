@@ -256,6 +256,10 @@ describe('sessions over REST', () => {
       expect(anthropicNow.messages[2]).toEqual({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'a.txt' }] });
       const canonical = (await http().get(`/v1/sessions/${id}/context?format=canonical`).set(as(keyA)).expect(200)).body;
       expect(canonical.messages.map((m: { role: string }) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+      // The dashboard lines the context up with the history by these seqs; balanced protects the latest 6 messages.
+      expect(canonical.seqs).toEqual([1, 2, 3, 4]);
+      expect(canonical.protection).toEqual({ latestFromSeq: 1, userTextSeqs: [2] });
+      expect(openai.seqs).toBeUndefined();
       await http().get(`/v1/sessions/${id}/context?format=xml`).set(as(keyA)).expect(400);
     });
   });

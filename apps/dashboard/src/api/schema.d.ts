@@ -124,6 +124,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/proxy/anthropic/v1/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Anthropic Messages through Compactor: new messages recorded, the compacted context forwarded, the answer streamed back unchanged and recorded. */
+        post: operations["proxyAnthropicMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/proxy/anthropic/v1/messages/count_tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Anthropic's count_tokens, answered locally for the compacted context the proxy would forward: `{ input_tokens }`. */
+        post: operations["proxyAnthropicCountTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/proxy/openai/v1/chat/completions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OpenAI Chat Completions through Compactor: new messages recorded, the compacted context forwarded, the answer streamed back unchanged and recorded. */
+        post: operations["proxyOpenAIChatCompletions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions": {
         parameters: {
             query?: never;
@@ -384,6 +435,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What runs behind the API: the live workers with their summarizer (provider, model, endpoint without secrets) and whether it answers, the compaction queue depth, the policy presets, and the scopes of the key that asks. */
+        get: operations["getStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools/read-artifact": {
         parameters: {
             query?: never;
@@ -437,6 +505,11 @@ export interface components {
             createdAt: string;
             /** Format: uuid */
             id: string;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request (refreshed at most once a minute).
+             */
+            lastUsedAt?: string | null;
             name: string;
             /**
              * @description The first characters of the key, to tell keys apart.
@@ -475,6 +548,19 @@ export interface components {
             sessionId: string;
             usage: components["schemas"]["UsageView"];
             warnings?: string[];
+        };
+        CallerView: {
+            /**
+             * Format: uuid
+             * @description The id of that key (as listed by GET /v1/keys).
+             */
+            keyId: string;
+            scopes: ("ingest" | "read" | "admin")[];
+            /**
+             * Format: uuid
+             * @description The tenant of the key that made this request.
+             */
+            tenantId: string;
         };
         CheckpointList: {
             checkpoints: components["schemas"]["CheckpointView"][];
@@ -563,6 +649,12 @@ export interface components {
             /** @description Median tokensAfter / tokensBefore; null without succeeded compactions. */
             median?: number | null;
         };
+        ContextProtection: {
+            /** @description First seq of the policy's protected latest messages (widened so no tool exchange is split); null when none. */
+            latestFromSeq?: number | null;
+            /** @description Seqs of the user messages whose text the policy keeps verbatim. */
+            userTextSeqs: number[];
+        };
         ContextResponse: {
             /** @description Checkpoints used. */
             checkpoints: Record<string, never>[];
@@ -578,6 +670,10 @@ export interface components {
             messages: {
                 [key: string]: unknown;
             }[];
+            /** @description Canonical format only: what the session's policy protects now (besides system prompts and pinned messages). */
+            protection?: components["schemas"]["ContextProtection"];
+            /** @description Canonical format only: the history seq of each message, in order (a checkpoint's is its toSeq, the goal block's 0). */
+            seqs?: number[];
             sessionId: string;
             /** @description Anthropic's top-level system prompt (anthropic format only). */
             system?: string | Record<string, never>[];
@@ -605,6 +701,11 @@ export interface components {
              * @example ck_…
              */
             key: string;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request (refreshed at most once a minute).
+             */
+            lastUsedAt?: string | null;
             name: string;
             /**
              * @description The first characters of the key, to tell keys apart.
@@ -838,6 +939,17 @@ export interface components {
             /** @enum {string} */
             trigger: "threshold" | "manual" | "watermark" | "ingest";
         };
+        LastJobView: {
+            /** Format: date-time */
+            at: string;
+            /** @example compact */
+            name: string;
+            /**
+             * @description The job status the handler reported (`succeeded`, `skipped`, `failed`…), `completed` when it reported none, `error` when it threw.
+             * @example succeeded
+             */
+            outcome: string;
+        };
         LeftOutMessage: {
             /** @example tool_use without its result yet */
             reason: string;
@@ -846,6 +958,15 @@ export interface components {
         LivenessResponse: {
             /** @enum {string} */
             status: "ok";
+        };
+        LlmErrorView: {
+            /** @enum {string} */
+            kind: "timeout" | "rate-limited" | "server" | "malformed" | "auth" | "bad-request" | "network" | "unexpected";
+            /**
+             * @description Short fixed text, secrets redacted.
+             * @example HTTP 429 rate limited
+             */
+            message: string;
         };
         LlmUsage: {
             /** @description Summarizer calls, retries and dry runs included. */
@@ -881,6 +1002,25 @@ export interface components {
             };
             /** @enum {string} */
             preset: "balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging";
+        };
+        PresetTriggerView: {
+            /**
+             * @description `available` is the budget minus system prompt, goal block and checkpoints (seed 004).
+             * @enum {string}
+             */
+            base: "budget" | "available";
+            /**
+             * @description Fraction of the base at which a compaction is scheduled (a session can override it).
+             * @example 0.8
+             */
+            fraction: number;
+        };
+        PresetView: {
+            /** @description The preset of sessions that name none. */
+            isDefault: boolean;
+            /** @enum {string} */
+            name: "balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging";
+            trigger: components["schemas"]["PresetTriggerView"];
         };
         QueueDepth: {
             active: number;
@@ -1039,6 +1179,17 @@ export interface components {
             /** @description The context version it pins (0 = the uncompacted history). */
             version: number;
         };
+        StatusResponse: {
+            caller: components["schemas"]["CallerView"];
+            /** Format: date-time */
+            checkedAt: string;
+            /** @description The policy presets and their triggers. */
+            presets: components["schemas"]["PresetView"][];
+            /** @description The compaction queue now, shared by all tenants. */
+            queueDepth: components["schemas"]["QueueDepth"];
+            /** @description Live workers (heartbeat within 30 s), oldest first. Shared by all tenants. */
+            workers: components["schemas"]["WorkerStatusView"][];
+        };
         SummarizedEntry: {
             checkpointId: string;
             seq: number;
@@ -1071,10 +1222,10 @@ export interface components {
             /** @description Tokens of the context as it would be sent after this change. */
             contextTokens: number;
             /**
-             * @description What changed the context: an append, a compaction (a marker) or a restore.
+             * @description What changed the context: an append, a compaction (a marker; a watermark advance counts as one), a restore, or a goal update (a new goal block).
              * @enum {string}
              */
-            kind: "append" | "compaction" | "restore";
+            kind: "append" | "compaction" | "restore" | "goal_update";
             /** @description The last seq of the history at this point. */
             seq: number;
             /** @description The trigger line at that time: context tokens at which the policy schedules a compaction. */
@@ -1129,6 +1280,63 @@ export interface components {
             /** @enum {string|null} */
             reason?: "invalid-seq" | "not-after-current" | null;
             watermarkSeq?: number | null;
+        };
+        WorkerJobsView: {
+            /** @description Jobs this process finished since it started. */
+            completed: number;
+            /** @description Job attempts that threw (BullMQ retries them). */
+            failed: number;
+            last?: components["schemas"]["LastJobView"] | null;
+        };
+        WorkerLlmView: {
+            /** @description Summarizer calls since the worker started (after the provider retries). */
+            calls: number;
+            errors: number;
+            lastError?: components["schemas"]["LlmErrorView"] | null;
+            /** Format: date-time */
+            lastErrorAt?: string | null;
+            /** Format: date-time */
+            lastSuccessAt?: string | null;
+        };
+        WorkerStatusView: {
+            /** @description Jobs it runs at once per queue. */
+            concurrency: number;
+            hostname: string;
+            /** @example worker-host-4182-a1b2c3 */
+            id: string;
+            jobs: components["schemas"]["WorkerJobsView"];
+            /**
+             * Format: date-time
+             * @description Its latest heartbeat (every 10 s; a worker silent for 30 s is no longer listed).
+             */
+            lastSeenAt: string;
+            llm: components["schemas"]["WorkerLlmView"];
+            pid: number;
+            /** Format: date-time */
+            startedAt: string;
+            summarizer: components["schemas"]["WorkerSummarizerView"];
+        };
+        WorkerSummarizerView: {
+            /** @description Base URL without credentials or query; null for `local`. */
+            endpoint?: string | null;
+            /**
+             * @description `local` is always healthy; a remote provider follows its latest call.
+             * @enum {string}
+             */
+            health: "healthy" | "failing" | "unknown";
+            /** @example Last call answered. */
+            healthDetail: string;
+            /** @description Whether a provider key is configured (the key itself is never reported). */
+            keyConfigured: boolean;
+            /** @example claude-haiku-4-5 */
+            model: string;
+            /**
+             * @description The summarizer this worker uses (COMPACTOR_SUMMARIZER).
+             * @enum {string}
+             */
+            provider: "local" | "openai" | "anthropic" | "ollama";
+            /** @description Per-attempt timeout of a summarizer call. */
+            timeoutMs: number;
         };
     };
     responses: never;
@@ -1458,6 +1666,79 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
+            };
+        };
+    };
+    proxyAnthropicMessages: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The Compactor API key (ingest scope). `Authorization` / `x-api-key` carry the provider's key, passed to the upstream untouched. */
+                "X-Compactor-Key": string;
+                /** @description A preset name for a session the proxy creates. */
+                "X-Compactor-Policy"?: string;
+                /** @description The session that records this conversation (1-128 characters of [A-Za-z0-9._:-]). Without it, the id is derived from the conversation's opening (system prompt and first message). */
+                "X-Compactor-Session"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upstream's answer, byte for byte (JSON, or server-sent events with `stream: true`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    proxyAnthropicCountTokens: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The Compactor API key (ingest scope). `Authorization` / `x-api-key` carry the provider's key, passed to the upstream untouched. */
+                "X-Compactor-Key": string;
+                /** @description The session that records this conversation (1-128 characters of [A-Za-z0-9._:-]). Without it, the id is derived from the conversation's opening (system prompt and first message). */
+                "X-Compactor-Session"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `{ input_tokens }` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    proxyOpenAIChatCompletions: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The Compactor API key (ingest scope). `Authorization` / `x-api-key` carry the provider's key, passed to the upstream untouched. */
+                "X-Compactor-Key": string;
+                /** @description A preset name for a session the proxy creates. */
+                "X-Compactor-Policy"?: string;
+                /** @description The session that records this conversation (1-128 characters of [A-Za-z0-9._:-]). Without it, the id is derived from the conversation's opening (system prompt and first message). */
+                "X-Compactor-Session"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upstream's answer, byte for byte (JSON, or server-sent events with `stream: true`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -2638,6 +2919,43 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatusResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'read' scope. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

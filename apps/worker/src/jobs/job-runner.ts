@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
   JOB_HANDLER_METADATA,
@@ -12,6 +12,7 @@ import {
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, WorkerConfig } from '../config/worker-config';
+import { WorkerActivity } from '../status/worker-activity';
 
 export const WORKER_REDIS = Symbol('WORKER_REDIS');
 
@@ -33,6 +34,8 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
     @Inject(WORKER_REDIS) private readonly redis: Redis,
     private readonly queue: JobQueue,
+    // The heartbeat's record of job outcomes; optional so the runner also works without it.
+    @Optional() private readonly activity?: WorkerActivity,
   ) {
     const found: RegisteredHandler[] = [];
     for (const wrapper of discovery.getProviders()) {
@@ -62,9 +65,11 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
         prefix: this.config.QUEUE_PREFIX,
         concurrency: this.config.WORKER_CONCURRENCY,
       });
-      worker.on('failed', (job, error) =>
-        this.logger.warn(`Job ${job?.name} ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`),
-      );
+      worker.on('completed', (job, result) => this.activity?.jobCompleted(job.name, result));
+      worker.on('failed', (job, error) => {
+        this.activity?.jobFailed(job?.name ?? 'unknown');
+        this.logger.warn(`Job ${job?.name} ${job?.id} failed (attempt ${job?.attemptsMade}): ${error.message}`);
+      });
       worker.on('error', (error) => this.logger.error(`Worker error on ${queueName}: ${error.message}`));
       this.workers.push(worker);
     }

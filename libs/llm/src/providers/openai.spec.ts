@@ -138,7 +138,9 @@ describe('OpenAISummarizer', () => {
     );
     expect(error).toBeInstanceOf(LlmError);
     expect((error as LlmError).message).toBe('openai: HTTP 401 authentication failed (invalid_api_key)');
-    expect(JSON.stringify(fake.requests)).not.toContain(wrong);
+    // What the client sent (the fake's own 401 body quotes the key, as OpenAI's does; that is not the client repeating it).
+    expect(JSON.stringify(fake.requests.map(({ responseBody: _sent, ...received }) => received))).not.toContain(wrong);
+    expect(JSON.stringify(error)).not.toContain(wrong);
     expect(fake.requests[0].auth?.matches).toBe(false);
   });
 

@@ -261,3 +261,47 @@ describe('streaming (parsed by the official SDKs)', () => {
     expect(fake.requests.map((r) => r.outcome)).toEqual(['stream:drop', 'stream:stall']);
   });
 });
+
+describe('tool calls, thinking and the bytes sent', () => {
+  const calls = [
+    { id: 'toolu_read_1', name: 'read_file', input: { path: 'src/a.ts' } },
+    { id: 'toolu_read_2', name: 'read_file', input: { path: 'src/b.ts', lines: [1, 20] } },
+  ];
+
+  it('Anthropic: thinking, text and parallel tool_use blocks, streamed and not, as the SDK assembles them', async () => {
+    const client = new Anthropic({ apiKey: 'sk-ant-x', baseURL: fake.anthropicBaseUrl, maxRetries: 0, logLevel: 'off' });
+    const step = { text: 'Reading both files.', toolCalls: calls, thinking: { thinking: 'Two files to read.', signature: 'sig-1' } };
+    fake.script([step, step]);
+    const params = { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user' as const, content: 'read them' }] };
+    const streamed = await client.messages.stream(params).finalMessage();
+    const whole = await client.messages.create(params);
+    for (const message of [streamed, whole]) {
+      expect(message.stop_reason).toBe('tool_use');
+      expect(message.content).toEqual([
+        expect.objectContaining({ type: 'thinking', thinking: 'Two files to read.', signature: 'sig-1' }),
+        expect.objectContaining({ type: 'text', text: 'Reading both files.' }),
+        { type: 'tool_use', id: 'toolu_read_1', name: 'read_file', input: { path: 'src/a.ts' } },
+        { type: 'tool_use', id: 'toolu_read_2', name: 'read_file', input: { path: 'src/b.ts', lines: [1, 20] } },
+      ]);
+    }
+    expect(fake.requests[0].responseStatus).toBe(200);
+    expect(fake.requests[0].responseBody).toContain('"type":"input_json_delta"');
+    expect(JSON.parse(fake.requests[1].responseBody ?? '')).toEqual(JSON.parse(JSON.stringify(whole)));
+  });
+
+  it('OpenAI: parallel tool_calls, streamed and not, as the SDK assembles them', async () => {
+    const client = new OpenAI({ apiKey: 'sk-x', baseURL: fake.openaiBaseUrl, maxRetries: 0 });
+    fake.script([{ text: '', toolCalls: calls }, { text: '', toolCalls: calls }]);
+    const params = { model: 'gpt-4o', messages: [{ role: 'user' as const, content: 'read them' }] };
+    const streamed = await client.chat.completions.stream(params).finalChatCompletion();
+    const whole = await client.chat.completions.create(params);
+    for (const completion of [streamed, whole]) {
+      expect(completion.choices[0].finish_reason).toBe('tool_calls');
+      expect(completion.choices[0].message.tool_calls).toEqual([
+        { id: 'toolu_read_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"src/a.ts"}' } },
+        { id: 'toolu_read_2', type: 'function', function: { name: 'read_file', arguments: '{"path":"src/b.ts","lines":[1,20]}' } },
+      ]);
+    }
+    expect(fake.requests[1].responseBody).toBe(JSON.stringify(whole));
+  });
+});

@@ -51,7 +51,16 @@ export type FakeLlmStep =
    * `chunks` are the text deltas (default: the text cut after each word) and `interrupt` ends the
    * stream early (the finishing events are never sent).
    */
-  | { text: string; usage?: Partial<FakeLlmUsage> | null; chunks?: string[]; interrupt?: FakeLlmInterrupt }
+  | {
+      text: string;
+      usage?: Partial<FakeLlmUsage> | null;
+      chunks?: string[];
+      interrupt?: FakeLlmInterrupt;
+      /** Tool calls after the text (several: parallel calls): Anthropic `tool_use` blocks, OpenAI `tool_calls`; streamed as the providers stream them. */
+      toolCalls?: FakeLlmToolCall[];
+      /** An Anthropic thinking block before the text (OpenAI has none). */
+      thinking?: { thinking: string; signature: string };
+    }
   /** An error status in the provider's error shape. `retryAfter` sets `Retry-After` (seconds, or the raw header value); `retryAfterMs` sets `retry-after-ms`. */
   | { status: number; retryAfter?: number | string; retryAfterMs?: number; message?: string }
   /** Never answers: the request stays open until the client gives up (timeout or abort) or the fake closes. */
@@ -71,6 +80,13 @@ export type FakeLlmStep =
    * answer): lets a test act while a call is in flight (e.g. append while a compaction runs).
    */
   | { until: Promise<unknown>; then?: FakeLlmStep };
+
+/** A tool call in a scripted answer. `input` is sent as Anthropic's `input` and as OpenAI's `arguments` (JSON text). */
+export interface FakeLlmToolCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
 
 export interface FakeLlmAuth {
   /** The header that carried the credential (lower case). */
@@ -106,6 +122,9 @@ export interface FakeLlmRequest {
   model?: string;
   /** What the fake did: `answer`, `stream`, `stream:drop`, `stream:stall`, `status:429`, `hang`, `malformed:invalid-json`, `body`, `drop`, `auth:401`, `not-found`, `list`. */
   outcome: string;
+  /** The status it answered with and the exact bytes of the body it sent (UTF-8), once the response finished or was cut. */
+  responseStatus?: number;
+  responseBody?: string;
 }
 
 export interface FakeLlmOptions {
@@ -274,7 +293,8 @@ function anthropicUsage(usage: FakeLlmUsage): Record<string, unknown> {
 }
 
 /** A complete (non-streamed) answer. `usage: null` leaves the usage fields out. */
-function answerBody(provider: FakeLlmProvider, model: string, text: string, usage: FakeLlmUsage | null, index: number): unknown {
+function answerBody(provider: FakeLlmProvider, model: string, text: string, usage: FakeLlmUsage | null, index: number, extra: AnswerExtras = {}): unknown {
+  const calls = extra.toolCalls ?? [];
   switch (provider) {
     case 'anthropic':
       return {
@@ -282,8 +302,12 @@ function answerBody(provider: FakeLlmProvider, model: string, text: string, usag
         type: 'message',
         role: 'assistant',
         model,
-        content: [{ type: 'text', text, citations: null }],
-        stop_reason: 'end_turn',
+        content: [
+          ...(extra.thinking ? [{ type: 'thinking', thinking: extra.thinking.thinking, signature: extra.thinking.signature }] : []),
+          ...(text !== '' || calls.length === 0 ? [{ type: 'text', text, citations: null }] : []),
+          ...calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.input })),
+        ],
+        stop_reason: calls.length > 0 ? 'tool_use' : 'end_turn',
         stop_sequence: null,
         ...(usage ? { usage: anthropicUsage(usage) } : {}),
       };
@@ -304,13 +328,39 @@ function answerBody(provider: FakeLlmProvider, model: string, text: string, usag
         object: 'chat.completion',
         created: CREATED,
         model,
-        choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }],
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: calls.length > 0 && text === '' ? null : text,
+              refusal: null,
+              annotations: [],
+              ...(calls.length > 0 ? { tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input) } })) } : {}),
+            },
+            logprobs: null,
+            finish_reason: calls.length > 0 ? 'tool_calls' : 'stop',
+          },
+        ],
         ...(usage
           ? { usage: { prompt_tokens: usage.inputTokens, completion_tokens: usage.outputTokens, total_tokens: usage.inputTokens + usage.outputTokens } }
           : {}),
         system_fingerprint: null,
       };
   }
+}
+
+/** Tool calls and thinking of a scripted answer. */
+interface AnswerExtras {
+  toolCalls?: FakeLlmToolCall[];
+  thinking?: { thinking: string; signature: string };
+}
+
+/** A tool call's JSON arguments in two pieces, as providers stream them. */
+function argumentPieces(input: unknown): string[] {
+  const json = JSON.stringify(input);
+  const cut = Math.floor(json.length / 2);
+  return cut > 0 ? [json.slice(0, cut), json.slice(cut)] : [json];
 }
 
 /** The default deltas of a streamed answer: the text cut after each word (whitespace stays with the word before it). */
@@ -327,6 +377,7 @@ interface StreamPlan {
   usage: FakeLlmUsage | null;
   /** OpenAI: `stream_options.include_usage`. */
   includeUsage: boolean;
+  extras?: AnswerExtras;
 }
 
 /** The frames of a streamed answer, split into the head (before any text), one frame per text chunk, and the tail. */
@@ -336,6 +387,48 @@ function streamFrames(plan: StreamPlan): { head: string[]; chunks: string[]; tai
     case 'anthropic': {
       const event = (data: Record<string, unknown>): string => `event: ${String(data['type'])}\ndata: ${JSON.stringify(data)}\n\n`;
       const startUsage = usage ? anthropicUsage({ inputTokens: usage.inputTokens, outputTokens: 1 }) : undefined;
+      const calls = plan.extras?.toolCalls ?? [];
+      const thinking = plan.extras?.thinking;
+      if (calls.length > 0 || thinking) {
+        // Thinking first, then the text (left out when empty and tools are called), then one block per tool call.
+        const withText = plan.chunks.join('') !== '' || calls.length === 0;
+        const textIndex = thinking ? 1 : 0;
+        const firstTool = textIndex + (withText ? 1 : 0);
+        const head = [
+          event({
+            type: 'message_start',
+            message: { id: `msg_fake_${index}`, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, ...(startUsage ? { usage: startUsage } : {}) },
+          }),
+          ...(thinking
+            ? [
+                event({ type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } }),
+                event({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: thinking.thinking } }),
+                event({ type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: thinking.signature } }),
+                event({ type: 'content_block_stop', index: 0 }),
+              ]
+            : []),
+          ...(withText ? [event({ type: 'content_block_start', index: textIndex, content_block: { type: 'text', text: '', citations: null } })] : []),
+          event({ type: 'ping' }),
+        ];
+        return {
+          head,
+          chunks: withText ? plan.chunks.map((text) => event({ type: 'content_block_delta', index: textIndex, delta: { type: 'text_delta', text } })) : [],
+          tail: [
+            ...(withText ? [event({ type: 'content_block_stop', index: textIndex })] : []),
+            ...calls.flatMap((c, k) => [
+              event({ type: 'content_block_start', index: firstTool + k, content_block: { type: 'tool_use', id: c.id, name: c.name, input: {} } }),
+              ...argumentPieces(c.input).map((partial_json) => event({ type: 'content_block_delta', index: firstTool + k, delta: { type: 'input_json_delta', partial_json } })),
+              event({ type: 'content_block_stop', index: firstTool + k }),
+            ]),
+            event({
+              type: 'message_delta',
+              delta: { stop_reason: calls.length > 0 ? 'tool_use' : 'end_turn', stop_sequence: null },
+              usage: usage ? { output_tokens: usage.outputTokens, input_tokens: usage.inputTokens } : { output_tokens: 0 },
+            }),
+            event({ type: 'message_stop' }),
+          ],
+        };
+      }
       return {
         head: [
           event({
@@ -390,7 +483,14 @@ function streamFrames(plan: StreamPlan): { head: string[]; chunks: string[]; tai
       const withUsage = plan.includeUsage ? { usage: null } : {};
       const chunk = (choices: unknown[], extra: Record<string, unknown> = withUsage): string =>
         `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created: CREATED, model, system_fingerprint: null, choices, ...extra })}\n\n`;
-      const tail = [chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }])];
+      const calls = plan.extras?.toolCalls ?? [];
+      const tail = [
+        ...calls.flatMap((c, k) => [
+          chunk([{ index: 0, delta: { tool_calls: [{ index: k, id: c.id, type: 'function', function: { name: c.name, arguments: '' } }] }, logprobs: null, finish_reason: null }]),
+          ...argumentPieces(c.input).map((piece) => chunk([{ index: 0, delta: { tool_calls: [{ index: k, function: { arguments: piece } }] }, logprobs: null, finish_reason: null }])),
+        ]),
+        chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: calls.length > 0 ? 'tool_calls' : 'stop' }]),
+      ];
       if (plan.includeUsage) {
         const u = usage ?? { inputTokens: 0, outputTokens: 0 };
         tail.push(chunk([], { usage: { prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens } }));
@@ -474,6 +574,8 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
     }
   };
 
+  const responseOf = new WeakMap<ServerResponse, FakeLlmRequest>();
+
   const handle = (req: IncomingMessage, res: ServerResponse, raw: string): void => {
     const parsedUrl = new URL(req.url ?? '/', 'http://127.0.0.1');
     const path = parsedUrl.pathname;
@@ -515,6 +617,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       ...views(provider, body),
       outcome: 'answer',
     };
+    responseOf.set(res, request);
 
     const models = options.models ?? ['llama3.1:8b', 'gpt-4o-mini'];
     if (method === 'GET' && path === '/api/tags') {
@@ -613,17 +716,42 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
           };
     if (request.stream) {
       const includeUsage = (request.body as { stream_options?: { include_usage?: unknown } } | undefined)?.stream_options?.include_usage === true;
-      const plan: StreamPlan = { provider: completion, model, index: request.index, chunks: answer?.chunks ?? fakeStreamChunks(text), usage, includeUsage };
+      const extras: AnswerExtras = { toolCalls: answer?.toolCalls, thinking: answer?.thinking };
+      const plan: StreamPlan = { provider: completion, model, index: request.index, chunks: answer?.chunks ?? (text === '' && (answer?.toolCalls?.length ?? 0) > 0 ? [] : fakeStreamChunks(text)), usage, includeUsage, extras };
       request.outcome = 'stream';
       record(request);
       request.outcome = sendStream(res, plan, answer?.interrupt);
       return;
     }
     record(request);
-    sendJson(res, 200, answerBody(completion, model, text, usage, request.index));
+    sendJson(res, 200, answerBody(completion, model, text, usage, request.index, { toolCalls: answer?.toolCalls, thinking: answer?.thinking }));
   };
 
   const server: Server = createServer((req, res) => {
+    // The exact bytes sent, so tests can compare what a client (or a proxy's client) received.
+    const sent: Buffer[] = [];
+    const keep = (chunk: unknown) => {
+      if (typeof chunk === 'string') sent.push(Buffer.from(chunk));
+      else if (chunk instanceof Uint8Array) sent.push(Buffer.from(chunk));
+    };
+    const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+    const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+    res.write = ((chunk: unknown, ...rest: unknown[]) => {
+      keep(chunk);
+      return write(chunk, ...rest);
+    }) as typeof res.write;
+    res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+      if (typeof chunk !== 'function') keep(chunk);
+      return end(chunk, ...rest);
+    }) as typeof res.end;
+    const finished = () => {
+      const request = responseOf.get(res);
+      if (!request) return;
+      request.responseStatus = res.statusCode;
+      request.responseBody = Buffer.concat(sent).toString('utf8');
+    };
+    res.on('finish', finished);
+    res.on('close', finished);
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {

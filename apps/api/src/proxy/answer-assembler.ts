@@ -1,0 +1,200 @@
+import { StringDecoder } from 'node:string_decoder';
+import type { ProxyProvider } from './provider-errors';
+
+/**
+ * Reads the upstream's answer as it passes through (the bytes go to the client untouched) and
+ * assembles the assistant message to record in the history, in the provider's own message shape:
+ * text, tool calls (parallel ones too), thinking with its signature, and any other block whole.
+ * `message()` is undefined until the answer completed (`message_stop`, OpenAI's finish reason or
+ * `[DONE]`), and for an answer that failed or has nothing to record.
+ */
+export interface AnswerAssembler {
+  push(chunk: Buffer): void;
+  message(): Record<string, unknown> | undefined;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Splits a byte stream into server-sent events (`event:` and `data:` fields), across chunk boundaries. */
+export class SseReader {
+  private readonly decoder = new StringDecoder('utf8');
+  private buffer = '';
+
+  constructor(private readonly onEvent: (event: string | undefined, data: string) => void) {}
+
+  push(chunk: Buffer): void {
+    this.buffer += this.decoder.write(chunk);
+    for (;;) {
+      const match = /\r\n\r\n|\n\n|\r\r/.exec(this.buffer);
+      if (!match) break;
+      const block = this.buffer.slice(0, match.index);
+      this.buffer = this.buffer.slice(match.index + match[0].length);
+      let event: string | undefined;
+      const data: string[] = [];
+      for (const line of block.split(/\r\n|\n|\r/)) {
+        if (line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        const field = colon < 0 ? line : line.slice(0, colon);
+        let value = colon < 0 ? '' : line.slice(colon + 1);
+        if (value.startsWith(' ')) value = value.slice(1);
+        if (field === 'event') event = value;
+        else if (field === 'data') data.push(value);
+      }
+      if (data.length > 0 || event !== undefined) this.onEvent(event, data.join('\n'));
+    }
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Anthropic's `message_start` … `message_stop` events, content blocks assembled by index. */
+export function anthropicStreamAssembler(): AnswerAssembler {
+  const blocks: Json[] = [];
+  const partialJson = new Map<number, string>();
+  let stopped = false;
+  let failed = false;
+  const reader = new SseReader((_event, data) => {
+    const e = parseJson(data);
+    if (!isObject(e)) return;
+    const index = typeof e.index === 'number' ? e.index : -1;
+    switch (e.type) {
+      case 'message_start':
+        blocks.length = 0;
+        break;
+      case 'content_block_start':
+        if (index >= 0 && isObject(e.content_block)) blocks[index] = { ...e.content_block };
+        break;
+      case 'content_block_delta': {
+        const block = blocks[index];
+        const d = e.delta;
+        if (!block || !isObject(d)) break;
+        if (d.type === 'text_delta' && typeof d.text === 'string') block.text = `${typeof block.text === 'string' ? block.text : ''}${d.text}`;
+        else if (d.type === 'input_json_delta' && typeof d.partial_json === 'string') partialJson.set(index, (partialJson.get(index) ?? '') + d.partial_json);
+        else if (d.type === 'thinking_delta' && typeof d.thinking === 'string') block.thinking = `${typeof block.thinking === 'string' ? block.thinking : ''}${d.thinking}`;
+        else if (d.type === 'signature_delta' && typeof d.signature === 'string') block.signature = `${typeof block.signature === 'string' ? block.signature : ''}${d.signature}`;
+        else if (d.type === 'citations_delta' && d.citation !== undefined) block.citations = [...(Array.isArray(block.citations) ? block.citations : []), d.citation];
+        break;
+      }
+      case 'content_block_stop': {
+        const json = partialJson.get(index);
+        const block = blocks[index];
+        if (block && json !== undefined) {
+          // The arguments arrive as JSON text in pieces; an empty text is an empty input.
+          const input = json.trim() === '' ? {} : parseJson(json);
+          if (input === undefined) failed = true;
+          else block.input = input;
+        }
+        break;
+      }
+      case 'message_stop':
+        stopped = true;
+        break;
+      case 'error':
+        failed = true;
+        break;
+    }
+  });
+  return {
+    push: (chunk) => reader.push(chunk),
+    message: () => {
+      const content = blocks.filter((b) => b !== undefined);
+      return stopped && !failed && content.length > 0 ? { role: 'assistant', content } : undefined;
+    },
+  };
+}
+
+interface ToolCallParts {
+  id?: string;
+  type?: string;
+  name: string;
+  arguments: string;
+  extra: Json;
+}
+
+/** OpenAI's `data:` chunks ending in `[DONE]`; the first choice is recorded, tool calls assembled by index. */
+export function openaiStreamAssembler(): AnswerAssembler {
+  let content: string | null = null;
+  let refusal: string | null = null;
+  const calls: ToolCallParts[] = [];
+  let finished = false;
+  let failed = false;
+  const reader = new SseReader((_event, data) => {
+    if (data.trim() === '[DONE]') {
+      finished = true;
+      return;
+    }
+    const chunk = parseJson(data);
+    if (!isObject(chunk)) return;
+    if (chunk.error !== undefined) failed = true;
+    const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
+    const choice = choices.find((c): c is Json => isObject(c) && (c.index === 0 || c.index === undefined));
+    if (!choice) return;
+    const delta = isObject(choice.delta) ? choice.delta : {};
+    if (typeof delta.content === 'string') content = (content ?? '') + delta.content;
+    if (typeof delta.refusal === 'string') refusal = (refusal ?? '') + delta.refusal;
+    if (Array.isArray(delta.tool_calls)) {
+      for (const part of delta.tool_calls) {
+        if (!isObject(part)) continue;
+        const at = typeof part.index === 'number' ? part.index : calls.length;
+        const call = (calls[at] ??= { name: '', arguments: '', extra: {} });
+        if (typeof part.id === 'string') call.id = part.id;
+        if (typeof part.type === 'string') call.type = part.type;
+        const fn = isObject(part.function) ? part.function : {};
+        if (typeof fn.name === 'string') call.name += fn.name;
+        if (typeof fn.arguments === 'string') call.arguments += fn.arguments;
+      }
+    }
+    if (typeof choice.finish_reason === 'string') finished = true;
+  });
+  return {
+    push: (chunk) => reader.push(chunk),
+    message: () => {
+      if (!finished || failed) return undefined;
+      const toolCalls = calls
+        .filter((c) => c !== undefined && c.id !== undefined)
+        .map((c) => ({ id: c.id, type: c.type ?? 'function', function: { name: c.name, arguments: c.arguments } }));
+      if ((content === null || content === '') && toolCalls.length === 0 && refusal === null) return undefined;
+      return {
+        role: 'assistant',
+        content: content === '' && toolCalls.length > 0 ? null : content,
+        ...(refusal !== null ? { refusal } : {}),
+        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+      };
+    },
+  };
+}
+
+/** A non-streamed answer: the JSON body, read whole. */
+export function jsonAnswerAssembler(provider: ProxyProvider): AnswerAssembler {
+  const chunks: Buffer[] = [];
+  return {
+    push: (chunk) => chunks.push(chunk),
+    message: () => {
+      const body = parseJson(Buffer.concat(chunks).toString('utf8'));
+      if (!isObject(body)) return undefined;
+      if (provider === 'anthropic') {
+        return Array.isArray(body.content) && body.content.length > 0 ? { role: 'assistant', content: body.content } : undefined;
+      }
+      const choices = Array.isArray(body.choices) ? body.choices : [];
+      const choice = choices.find((c): c is Json => isObject(c) && (c.index === 0 || c.index === undefined));
+      const message = choice && isObject(choice.message) ? choice.message : undefined;
+      if (!message) return undefined;
+      const hasCalls = Array.isArray(message.tool_calls) && message.tool_calls.length > 0;
+      if (!hasCalls && (message.content === null || message.content === undefined || message.content === '') && typeof message.refusal !== 'string') return undefined;
+      return { ...message, role: 'assistant' };
+    },
+  };
+}
+
+export function answerAssembler(provider: ProxyProvider, stream: boolean): AnswerAssembler {
+  if (!stream) return jsonAnswerAssembler(provider);
+  return provider === 'anthropic' ? anthropicStreamAssembler() : openaiStreamAssembler();
+}

@@ -1,0 +1,195 @@
+import {
+  anthropicTurns,
+  Block,
+  CanonicalMessage,
+  keyedBlockIndexes,
+  SessionMessage,
+  toAnthropic,
+  toOpenAI,
+} from '@compactor/compaction';
+import { randomUUID } from 'node:crypto';
+import type { ProxyRequest } from './proxy-request';
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Compaction's own system messages (goal block, checkpoints), which go after the request's system prompt. */
+function isGenerated(message: CanonicalMessage): boolean {
+  return message.role === 'system' && (message.tags ?? []).some((t) => t === 'goal' || t === 'checkpoint');
+}
+
+function cacheControlOf(block: Block): unknown {
+  if (block.type === 'opaque') return isObject(block.raw) ? block.raw.cache_control : undefined;
+  return block.extras?.cache_control;
+}
+
+function withoutCacheControl(block: Block): Block {
+  if (block.type === 'opaque') {
+    if (!isObject(block.raw) || !('cache_control' in block.raw)) return block;
+    const { cache_control: _dropped, ...raw } = block.raw;
+    return { ...block, raw };
+  }
+  let out: Block = block;
+  if (block.extras && 'cache_control' in block.extras) {
+    const { cache_control: _dropped, ...extras } = block.extras;
+    const copy = { ...block, extras } as Block & { extras?: Record<string, unknown> };
+    if (Object.keys(extras).length === 0) delete copy.extras;
+    out = copy;
+  }
+  if (out.type === 'tool_result' && Array.isArray(out.content) && out.content.some((c) => cacheControlOf(c as Block) !== undefined)) {
+    out = { ...out, content: out.content.map((c) => withoutCacheControl(c as Block)) as typeof out.content };
+  }
+  return out;
+}
+
+function withCacheControl(block: Block, marker: unknown): Block {
+  if (block.type === 'opaque') return isObject(block.raw) ? { ...block, raw: { ...block.raw, cache_control: marker } } : block;
+  if (block.type === 'thinking' || block.type === 'redacted_thinking') return block;
+  return { ...block, extras: { ...block.extras, cache_control: marker }, origin: block.origin ?? 'anthropic' } as Block;
+}
+
+/**
+ * Anthropic cache markers (`cache_control`): the stored copies of earlier requests' markers are
+ * stale (Anthropic takes at most four), so every marker in the context is removed and the
+ * request's own are put back on the same blocks, found by seq; markers on messages the context
+ * no longer holds whole (summarized) are left out.
+ */
+/** Context messages without their stale markers, per original message object. */
+const unmarked = new WeakMap<CanonicalMessage, CanonicalMessage>();
+
+export function withRequestCacheMarkers(context: SessionMessage[], request: ProxyRequest, seqOf: ReadonlyArray<number | undefined>): SessionMessage[] {
+  const wanted = new Map<number, Map<number, unknown>>();
+  for (let k = 0; k < request.conversationLength; k++) {
+    const seq = seqOf[k];
+    // Only the few messages carrying a marker are looked at (the text test is cheap, parsing is not).
+    if (seq === undefined || !request.hasCacheMarker(request.leading + k)) continue;
+    const message = request.turn(k);
+    keyedBlockIndexes(message).forEach((blockIndex, position) => {
+      const marker = cacheControlOf(message.blocks[blockIndex]);
+      if (marker === undefined) return;
+      const forSeq = wanted.get(seq) ?? new Map<number, unknown>();
+      forSeq.set(position, marker);
+      wanted.set(seq, forSeq);
+    });
+  }
+  return context.map((m) => {
+    const markers = m.message.role === 'system' ? undefined : wanted.get(m.seq);
+    const stale = m.message.blocks.some((b) => cacheControlOf(b) !== undefined || (b.type === 'tool_result' && Array.isArray(b.content) && b.content.some((c) => cacheControlOf(c as Block) !== undefined)));
+    if (!stale && !markers) return m;
+    if (!markers) {
+      // The same copy on every request, so its serialization is reused too.
+      let copy = unmarked.get(m.message);
+      if (!copy) {
+        copy = { ...m.message, blocks: m.message.blocks.map(withoutCacheControl) };
+        unmarked.set(m.message, copy);
+      }
+      return { ...m, message: copy };
+    }
+    const keyed = keyedBlockIndexes(m.message);
+    const blocks = m.message.blocks.map((b, i) => {
+      const clean = stale ? withoutCacheControl(b) : b;
+      const position = keyed.indexOf(i);
+      return position >= 0 && markers.has(position) ? withCacheControl(clean, markers.get(position)) : clean;
+    });
+    return { ...m, message: { ...m.message, blocks } };
+  });
+}
+
+export interface ForwardInput {
+  request: ProxyRequest;
+  /** The fitted context. */
+  context: SessionMessage[];
+  /** Whether a compaction's version is in force. */
+  compacted: boolean;
+  /** Stored system prompts at the start of the history: the request's own replace them. */
+  leadingSystemSeqs: ReadonlySet<number>;
+  /** Forward only history through this seq (a retried request, see matchConversation's `behind`). */
+  throughSeq?: number;
+  /** Request conversation index → stored seq, for the cache markers. */
+  seqOf: ReadonlyArray<number | undefined>;
+}
+
+/** JSON of a context message in each provider's shape, per message object: context messages are shared across requests while unchanged. */
+const serialized: Record<'anthropic' | 'openai', WeakMap<CanonicalMessage, string>> = { anthropic: new WeakMap(), openai: new WeakMap() };
+
+function jsonOf(provider: 'anthropic' | 'openai', message: CanonicalMessage): string {
+  let out = serialized[provider].get(message);
+  if (out === undefined) {
+    const written = provider === 'anthropic' ? toAnthropic([message]).messages : toOpenAI([message]);
+    out = written.map((m) => JSON.stringify(m)).join(',');
+    serialized[provider].set(message, out);
+  }
+  return out;
+}
+
+/**
+ * Whether writing each turn on its own gives what `toAnthropic` gives for the whole list: it merges
+ * adjacent same-role turns unless both came from Anthropic, puts a placeholder before a first
+ * assistant turn from elsewhere, and leaves out the results of OpenAI calls it cannot write.
+ */
+function anthropicTurnByTurn(turns: CanonicalMessage[]): boolean {
+  if (turns.length > 0 && turns[0].role === 'assistant' && turns[0].origin !== 'anthropic') return false;
+  for (let i = 0; i < turns.length; i++) {
+    const m = turns[i];
+    if (m.blocks.some((b) => b.type === 'opaque' && b.slot === 'tool_calls')) return false;
+    const prev = turns[i - 1];
+    const role = (x: CanonicalMessage) => (x.role === 'assistant' ? 'assistant' : 'user');
+    if (prev && role(prev) === role(m) && !(prev.origin === 'anthropic' && m.origin === 'anthropic')) return false;
+  }
+  return true;
+}
+
+const MESSAGES_SLOT = `compactor-messages-${randomUUID()}`;
+
+/**
+ * The body sent upstream, as bytes: the request's own fields (model, tools, tool choice, thinking,
+ * stream, …) and system prompt, with the conversation replaced by the compacted context. The goal
+ * block and checkpoint summaries go right after the request's system prompt. Each context message
+ * is serialized once while it stays in the context (the body is hundreds of kilobytes; the new
+ * part of each request is small).
+ */
+export function forwardBody(input: ForwardInput): Buffer {
+  const { request } = input;
+  let kept = input.context.filter((m) => !(m.message.role === 'system' && input.leadingSystemSeqs.has(m.seq) && !isGenerated(m.message)));
+  if (input.throughSeq !== undefined) {
+    const through = input.throughSeq;
+    kept = kept.filter((m) => m.message.role === 'system' || m.seq <= through);
+  }
+  const prefill = request.rawSlice(request.end).map((m) => JSON.stringify(m));
+  const systems = kept.filter((m) => m.message.role === 'system').map((m) => m.message);
+  const fields: Json = { messages: MESSAGES_SLOT };
+  let messages: string[];
+
+  if (request.provider === 'openai') {
+    const rest = kept.filter((m) => m.message.role !== 'system').map((m) => m.message);
+    messages = [...request.rawSlice(0, request.leading).map((m) => JSON.stringify(m)), ...[...systems, ...rest].map((m) => jsonOf('openai', m)), ...prefill];
+  } else {
+    const marked = withRequestCacheMarkers(kept, request, input.seqOf);
+    const rest = marked.filter((m) => m.message.role !== 'system').map((m) => m.message);
+    const turns = input.compacted ? anthropicTurns(rest) : rest;
+    const written = anthropicTurnByTurn(turns) ? turns.map((m) => jsonOf('anthropic', m)) : toAnthropic(turns).messages.map((m) => JSON.stringify(m));
+    messages = [...written, ...prefill];
+    if (systems.length > 0) {
+      const own = request.body.system;
+      const ownBlocks = own === undefined ? [] : typeof own === 'string' ? (own === '' ? [] : [{ type: 'text', text: own }]) : Array.isArray(own) ? own : [];
+      const added = systems.flatMap((m) => m.blocks.flatMap((b) => (b.type === 'text' && b.text !== '' ? [{ type: 'text', text: b.text }] : [])));
+      fields.system = [...ownBlocks, ...added];
+    }
+  }
+  const [before, after] = JSON.stringify(replaceFields(request.body, fields)).split(`"${MESSAGES_SLOT}"`);
+  return Buffer.from(`${before}[${messages.filter((m) => m !== '').join(',')}]${after}`);
+}
+
+/** The body with some fields replaced, in the body's own key order (new fields go before `messages`). */
+function replaceFields(body: Json, fields: Json): Json {
+  const out: Json = {};
+  for (const key of Object.keys(body)) {
+    if (key === 'messages') {
+      for (const [k, v] of Object.entries(fields)) if (!(k in body)) out[k] = v;
+    }
+    out[key] = key in fields ? fields[key] : body[key];
+  }
+  for (const [k, v] of Object.entries(fields)) if (!(k in out)) out[k] = v;
+  return out;
+}

@@ -1,0 +1,53 @@
+import fc from 'fast-check';
+import { commonPrefixLength, scanMessages } from './json-scan';
+
+/** What scanMessages must find: the bytes of each element, as JSON.parse reads them. */
+function elements(body: Buffer): unknown[] | undefined {
+  const layout = scanMessages(body);
+  if (!layout) return undefined;
+  return layout.items.map(([s, e]) => JSON.parse(body.toString('utf8', s, e)));
+}
+
+describe('scanMessages', () => {
+  it('finds each message of the top-level messages array, whatever strings, nesting, spacing and unicode they hold', () => {
+    const messages = [
+      { role: 'user', content: 'brackets ] [ } { and "quotes" and \\ backslashes \\" and ünïcödé ✓ 😀' },
+      { role: 'assistant', content: [{ type: 'text', text: '"messages": [1, 2]' }], nested: { messages: [{ a: [] }] } },
+      42,
+      'a string',
+      null,
+      [],
+    ];
+    const body = Buffer.from(`{ "model" : "m", "messages" :\n [ ${messages.map((m) => JSON.stringify(m, null, 2)).join(' ,\n ')} ] , "stream": true }`);
+    expect(elements(body)).toEqual(messages);
+  });
+
+  it('matches JSON.parse on any body with a messages array (property)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.jsonValue()), fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 3 }), fc.boolean(), (messages, rest, pretty) => {
+        delete rest.messages;
+        const body = Buffer.from(JSON.stringify({ ...rest, messages, tail: 'x' }, null, pretty ? 2 : undefined));
+        expect(elements(body)).toEqual(JSON.parse(JSON.stringify(messages)));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('gives up on what is not an object with a messages array (the caller then parses the whole body)', () => {
+    for (const text of ['[]', '{"messages": {"a": 1}}', '{"model": "messages"}', '{"messages": [1,]}', '{"messages": [1', '"x"', '{"nested": {"messages": []}}']) {
+      expect(scanMessages(Buffer.from(text))).toBeUndefined();
+    }
+    expect(scanMessages(Buffer.from('{"messages": []}'))).toEqual({ start: 13, end: 15, items: [] });
+  });
+});
+
+describe('commonPrefixLength', () => {
+  it('counts the equal bytes at the start, across 64 KiB steps', () => {
+    const a = Buffer.alloc(200_000, 7);
+    const b = Buffer.from(a);
+    expect(commonPrefixLength(a, b)).toBe(200_000);
+    b[150_001] = 8;
+    expect(commonPrefixLength(a, b)).toBe(150_001);
+    expect(commonPrefixLength(a, b.subarray(0, 10))).toBe(10);
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * Where the elements of a JSON body's top-level `messages` array lie, in bytes, found in one pass
+ * over the UTF-8 text without building any object. The proxy compares a request's bytes with the
+ * conversation's previous request: messages whose bytes are unchanged need no parsing again.
+ */
+export interface MessagesLayout {
+  /** Offsets of `[` and just after `]` of the array. */
+  start: number;
+  end: number;
+  /** Each element's [start, end) offsets. */
+  items: Array<[number, number]>;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const KEY = Buffer.from('"messages"');
+
+function isSpace(b: number): boolean {
+  return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+}
+
+/** The offset of the quote that ends a string whose text starts at `from` (native search; a quote after an odd run of backslashes is escaped). */
+function stringEnd(body: Buffer, from: number): number {
+  let at = from;
+  for (;;) {
+    const quote = body.indexOf(QUOTE, at);
+    if (quote < 0) return -1;
+    let slashes = 0;
+    for (let k = quote - 1; k >= from && body[k] === BACKSLASH; k--) slashes++;
+    if (slashes % 2 === 0) return quote;
+    at = quote + 1;
+  }
+}
+
+/**
+ * The layout of `body.messages`, or undefined when the body is not an object holding a
+ * `messages` array (or is malformed: then JSON.parse says why). A key spelled with escapes
+ * (`"m\u0065ssages"`) is not recognised: undefined, and the caller parses the whole body.
+ */
+export function scanMessages(body: Buffer): MessagesLayout | undefined {
+  let i = 0;
+  const n = body.length;
+  while (i < n && isSpace(body[i])) i++;
+  if (body[i] !== OPEN_OBJECT) return undefined;
+  let depth = 0;
+  let layout: MessagesLayout | undefined;
+  // State of the messages array being read: its depth, the current element's start and last non-space byte.
+  let arrayDepth = -1;
+  let itemStart = -1;
+  let lastByte = -1;
+  let pendingKey = false;
+  for (; i < n; i++) {
+    const b = body[i];
+    if (b === QUOTE) {
+      const from = i;
+      i = stringEnd(body, i + 1);
+      if (i < 0) return undefined;
+      if (arrayDepth >= 0 && depth === arrayDepth && itemStart < 0) itemStart = from;
+      lastByte = i;
+      // A key of the top-level object: is it "messages"?
+      if (depth === 1 && i - from + 1 === KEY.length && body.compare(KEY, 0, KEY.length, from, i + 1) === 0) {
+        let j = i + 1;
+        while (j < n && isSpace(body[j])) j++;
+        if (body[j] === COLON) pendingKey = true;
+      }
+      continue;
+    }
+    if (isSpace(b)) continue;
+    if (pendingKey && b !== COLON) {
+      pendingKey = false;
+      if (b === OPEN_ARRAY) {
+        layout = { start: i, end: -1, items: [] };
+        arrayDepth = depth + 1;
+        itemStart = -1;
+        depth++;
+        lastByte = i;
+        continue;
+      }
+    }
+    if (arrayDepth >= 0 && depth === arrayDepth) {
+      if (b === COMMA || b === CLOSE_ARRAY) {
+        if (itemStart >= 0) layout!.items.push([itemStart, lastByte + 1]);
+        else if (b === COMMA || layout!.items.length > 0) return undefined; // an empty element: malformed
+        itemStart = -1;
+        if (b === CLOSE_ARRAY) {
+          layout!.end = i + 1;
+          arrayDepth = -1;
+          depth--;
+        }
+        lastByte = i;
+        continue;
+      }
+      if (itemStart < 0) itemStart = i;
+    }
+    if (b === OPEN_OBJECT || b === OPEN_ARRAY) depth++;
+    else if (b === CLOSE_OBJECT || b === CLOSE_ARRAY) {
+      depth--;
+      if (depth < 0) return undefined;
+    }
+    lastByte = i;
+  }
+  if (depth !== 0 || !layout || layout.end < 0) return undefined;
+  return layout;
+}
+
+/** How many bytes at the start of `a` and `b` are equal (memcmp in 64 KiB steps, then byte by byte). */
+export function commonPrefixLength(a: Buffer, b: Buffer): number {
+  const n = Math.min(a.length, b.length);
+  const step = 64 * 1024;
+  let i = 0;
+  while (i + step <= n && a.compare(b, i, i + step, i, i + step) === 0) i += step;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}

@@ -1,0 +1,32 @@
+import { Injectable } from '@nestjs/common';
+import { ApiKeyRepository } from '@compactor/persistence';
+import type { IncomingHttpHeaders } from 'node:http';
+import { hashApiKey } from '../auth/api-key-secret';
+import { AuthContext, grants } from '../auth/scopes';
+import { ProxyError } from './provider-errors';
+
+/**
+ * The proxy's authentication: the Compactor key comes in `X-Compactor-Key`, because
+ * `Authorization` and `x-api-key` carry the provider's key, which goes to the upstream
+ * untouched. Proxying appends to sessions, so the key needs the `ingest` scope.
+ */
+@Injectable()
+export class ProxyAuth {
+  constructor(private readonly keys: ApiKeyRepository) {}
+
+  /** The SHA-256 of the `X-Compactor-Key` sent (what keys are stored as), or undefined when none was sent. */
+  keyHash(headers: IncomingHttpHeaders): string | undefined {
+    const value = headers['x-compactor-key'];
+    const key = typeof value === 'string' ? value.trim() : '';
+    return key === '' ? undefined : hashApiKey(key);
+  }
+
+  async authenticate(headers: IncomingHttpHeaders): Promise<AuthContext> {
+    const hash = this.keyHash(headers);
+    if (hash === undefined) throw new ProxyError(401, 'compactor_key_missing', 'Compactor proxy: a Compactor API key is required in the X-Compactor-Key header');
+    const found = await this.keys.findActiveByHash(hash);
+    if (!found) throw new ProxyError(401, 'compactor_key_invalid', 'Compactor proxy: the X-Compactor-Key is unknown or revoked');
+    if (!grants(found.scopes, 'ingest')) throw new ProxyError(403, 'compactor_key_scope', "Compactor proxy: the X-Compactor-Key lacks the 'ingest' scope");
+    return { tenantId: found.tenantId, keyId: found.id, scopes: found.scopes };
+  }
+}

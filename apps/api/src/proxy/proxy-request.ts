@@ -1,0 +1,181 @@
+import {
+  CanonicalMessage,
+  FieldProblem,
+  parseAnthropicMessages,
+  parseAnthropicSystem,
+  parseOpenAIMessages,
+  PolicyInput,
+} from '@compactor/compaction';
+import type { IncomingHttpHeaders } from 'node:http';
+import { SESSION_ID_PATTERN } from '../common/validation';
+import { MessagesLayout, scanMessages } from './json-scan';
+import { policySchema } from '../sessions/session-config';
+import { ProxyError, ProxyProvider } from './provider-errors';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function invalid(problems: readonly FieldProblem[]): ProxyError {
+  const shown = problems.slice(0, 5).map((p) => `${p.field}: ${p.message}`);
+  return new ProxyError(400, 'invalid_request', `Compactor proxy: ${shown.join('; ')}${problems.length > 5 ? ` (and ${problems.length - 5} more)` : ''}`);
+}
+
+/**
+ * A Messages / Chat Completions request as the proxy reads it. A client re-sends its whole
+ * history with every request, so the messages are not parsed with the body: their byte ranges
+ * are found (scanMessages), and each one is parsed, then converted to canonical form, only when
+ * needed (the new ones, the first one, those carrying cache markers). The messages already
+ * stored are recognised by their unchanged bytes (see ProxyService's key cache).
+ */
+export class ProxyRequest {
+  /** How many messages the body holds. */
+  readonly messageCount: number;
+  /** OpenAI system/developer messages before the first turn (Anthropic sends `system` apart: 0). */
+  readonly leading: number;
+  /** The index after the conversation: a trailing assistant message (a prefill) is forwarded after the context, not recorded. */
+  readonly end: number;
+  /** The request's system prompt as canonical messages (Anthropic `system`, OpenAI leading system messages). */
+  readonly system: CanonicalMessage[];
+  readonly model: string | undefined;
+  readonly stream: boolean;
+  readonly maxTokens: number | undefined;
+  private readonly parsed = new Map<number, CanonicalMessage>();
+  private readonly raws = new Map<number, unknown>();
+
+  /**
+   * `body` without its messages when `layout` is given (then `body.messages` is an empty placeholder
+   * and message i is read from `bytes` at `layout.items[i]`); otherwise `body.messages` holds them.
+   */
+  constructor(
+    readonly provider: ProxyProvider,
+    readonly body: Record<string, unknown>,
+    readonly bytes?: Buffer,
+    readonly layout?: MessagesLayout,
+  ) {
+    if (!layout && !Array.isArray(body.messages)) throw invalid([{ field: 'messages', message: 'must be an array of messages' }]);
+    this.messageCount = layout ? layout.items.length : (body.messages as unknown[]).length;
+    const roleOf = (i: number) => {
+      const m = this.raw(i);
+      return isObject(m) ? m.role : undefined;
+    };
+    const count = this.messageCount;
+    let leading = 0;
+    if (provider === 'openai') while (leading < count && (roleOf(leading) === 'system' || roleOf(leading) === 'developer')) leading++;
+    this.leading = leading;
+    this.end = count > leading && roleOf(count - 1) === 'assistant' ? count - 1 : count;
+    if (provider === 'anthropic' && body.system !== undefined) {
+      const s = parseAnthropicSystem(body.system, 'system');
+      if (!s.ok) throw invalid(s.errors);
+      this.system = [s.value];
+    } else {
+      this.system = Array.from({ length: leading }, (_, i) => this.message(i));
+    }
+    this.model = typeof body.model === 'string' && body.model.trim() !== '' ? body.model.trim().slice(0, 200) : undefined;
+    this.stream = body.stream === true;
+    const maxTokens = provider === 'anthropic' ? body.max_tokens : (body.max_completion_tokens ?? body.max_tokens);
+    this.maxTokens = typeof maxTokens === 'number' && Number.isFinite(maxTokens) && maxTokens > 0 ? Math.floor(maxTokens) : undefined;
+  }
+
+  /** Reads the raw bytes a proxy route received: the body without its messages, which are read one by one when needed. */
+  static parse(provider: ProxyProvider, raw: unknown): ProxyRequest {
+    const bytes = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
+    const layout = scanMessages(bytes);
+    const notJson = () => new ProxyError(400, 'invalid_json', 'Compactor proxy: the request body is not valid JSON');
+    if (layout) {
+      let rest: unknown;
+      try {
+        rest = JSON.parse(`${bytes.toString('utf8', 0, layout.start)}[]${bytes.toString('utf8', layout.end)}`);
+      } catch {
+        throw notJson();
+      }
+      // The placeholder is what JSON.parse kept (no later duplicate `messages` key won).
+      if (isObject(rest) && Array.isArray(rest.messages) && rest.messages.length === 0) return new ProxyRequest(provider, rest, bytes, layout);
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      throw notJson();
+    }
+    if (!isObject(body)) throw new ProxyError(400, 'invalid_request', 'Compactor proxy: the request body must be a JSON object');
+    return new ProxyRequest(provider, body);
+  }
+
+  /** Raw message i, as the client sent it (parsed from its bytes on first use). */
+  raw(i: number): unknown {
+    if (!this.layout) return (this.body.messages as unknown[])[i];
+    if (this.raws.has(i)) return this.raws.get(i);
+    const [start, end] = this.layout.items[i];
+    let value: unknown;
+    try {
+      value = JSON.parse(this.bytes!.toString('utf8', start, end));
+    } catch {
+      throw new ProxyError(400, 'invalid_json', `Compactor proxy: messages[${i}] is not valid JSON`);
+    }
+    this.raws.set(i, value);
+    return value;
+  }
+
+  /** Raw messages [from, to). */
+  rawSlice(from: number, to: number = this.messageCount): unknown[] {
+    return Array.from({ length: Math.max(0, to - from) }, (_, k) => this.raw(from + k));
+  }
+
+  /** Whether raw message i carries a `cache_control` marker (a text search: cheap, and parsing happens only when it does). */
+  hasCacheMarker(i: number): boolean {
+    if (!this.layout) return JSON.stringify(this.raw(i) ?? null).includes('"cache_control"');
+    const [start, end] = this.layout.items[i];
+    return this.bytes!.subarray(start, end).includes('"cache_control"');
+  }
+
+  /** Whether there is a trailing assistant message (a prefill). */
+  get prefill(): boolean {
+    return this.end < this.messageCount;
+  }
+
+  /** Indexes of the conversation's messages (between the leading system prompts and a prefill). */
+  get conversationLength(): number {
+    return this.end - this.leading;
+  }
+
+  /** Raw message i in canonical form, parsed on first use; a message that does not parse is a 400 naming its fields. */
+  message(i: number): CanonicalMessage {
+    let out = this.parsed.get(i);
+    if (out) return out;
+    const parse = this.provider === 'anthropic' ? parseAnthropicMessages : parseOpenAIMessages;
+    const result = parse([this.raw(i)], 'messages');
+    if (!result.ok) throw invalid(result.errors.map((p) => ({ ...p, field: p.field.replace(/^messages\[0\]/, `messages[${i}]`) })));
+    out = result.value[0];
+    this.parsed.set(i, out);
+    return out;
+  }
+
+  /** Conversation message k (0 = the first after the leading system prompts). */
+  turn(k: number): CanonicalMessage {
+    return this.message(this.leading + k);
+  }
+
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  const text = Array.isArray(value) ? value[0] : value;
+  return text === undefined || text.trim() === '' ? undefined : text.trim();
+}
+
+/** `X-Compactor-Session`: the session this conversation is recorded in (derived from its opening when absent). */
+export function sessionIdHeader(headers: IncomingHttpHeaders): string | undefined {
+  const id = header(headers, 'x-compactor-session');
+  if (id !== undefined && !SESSION_ID_PATTERN.test(id)) {
+    throw new ProxyError(400, 'invalid_session_id', 'Compactor proxy: X-Compactor-Session must be 1-128 characters of letters, digits, ".", "_", ":" or "-"');
+  }
+  return id;
+}
+
+/** `X-Compactor-Policy`: a preset name for a session the proxy creates (ignored for existing sessions). */
+export function policyHeader(headers: IncomingHttpHeaders): PolicyInput | undefined {
+  const value = header(headers, 'x-compactor-policy');
+  if (value === undefined) return undefined;
+  const parsed = policySchema.safeParse(value);
+  if (!parsed.success) throw new ProxyError(400, 'invalid_policy', `Compactor proxy: X-Compactor-Policy ${parsed.error.issues[0]?.message ?? 'is not a preset name'}`);
+  return parsed.data;
+}

@@ -1,0 +1,648 @@
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import {
+  BudgetTooSmall,
+  CanonicalMessage,
+  ConversationMatch,
+  derivedSessionId,
+  DomainError,
+  matchConversation,
+  MessageKeys,
+  messageKeys,
+  parseAnthropicMessages,
+  parseOpenAIMessages,
+  PolicyInput,
+  referencedForeignToolUseIds,
+  SessionMessage,
+  validateSequence,
+  ValidationFailed,
+} from '@compactor/compaction';
+import { EventPublisher } from '@compactor/jobs';
+import { CompactionRepository, Prisma, SessionRecord, SessionRepository } from '@compactor/persistence';
+import { ModelSpec, resolveModel } from '@compactor/tokens';
+import type { Request, Response } from 'express';
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { LOGGER } from '../logging/logger';
+import { AppendService, HistoryMoved } from '../sessions/append.service';
+import { MAX_MESSAGES_PER_APPEND } from '../sessions/append.dto';
+import { ContextLimits, ContextService } from '../sessions/context.service';
+import { MessageTokenCounter } from '../tokens/message-token-counter';
+import { answerAssembler } from './answer-assembler';
+import { ConversationStore, StoredConversation } from './conversation-store';
+import { forwardBody } from './forward-body';
+import { policyHeader, ProxyRequest, sessionIdHeader } from './proxy-request';
+import { ProxyAuth } from './proxy-auth';
+import { ProxySettings, UpstreamSettings } from './proxy-settings';
+import { ProxyError, ProxyProvider, sendProviderError } from './provider-errors';
+import { KeyedLock } from './session-lock';
+import { commonPrefixLength } from './json-scan';
+import { storedForm } from './stored-form';
+import { clientHeaders, UpstreamClient, UpstreamExchange, upstreamHeaders } from './upstream';
+
+/** Where a request's conversation lives, and how much of it to forward. */
+interface Resolution {
+  session: SessionRecord;
+  /** Forward history through this seq only (a retried request whose answer is already stored). */
+  throughSeq?: number;
+  /** Record the answer, appended after this seq; undefined: do not record. */
+  recordAfterSeq?: number;
+  /**
+   * The request's new messages when they are appended while the request is forwarded: they join
+   * the forwarded context at the seqs they will get; `appended` settles with the seq to record the
+   * answer after (undefined when the append failed: the client sends them again next time).
+   */
+  pending?: { messages: SessionMessage[]; appended: Promise<number | undefined> };
+  /** Request conversation index → stored seq. */
+  seqOf: Array<number | undefined>;
+  /** The stored conversation, when it was read and its leading system prompts are known. */
+  stored?: StoredConversation;
+  forkedFrom?: string;
+}
+
+const MAX_REDIRECTS = 10_000;
+/** Bytes of request bodies the key cache holds, all conversations together. */
+const KEY_CACHE_BYTES = 64 * 1024 * 1024;
+const MAX_COUNTS = 5_000;
+const MAX_FORKS = 1_000;
+
+/** Stage durations of one proxied request, as a Server-Timing header: `compactor` is the whole work before forwarding. */
+class StageTimer {
+  private readonly started = performance.now();
+  private last = this.started;
+  private readonly stages: string[] = [];
+
+  mark(stage: string): void {
+    const now = performance.now();
+    this.stages.push(`${stage};dur=${(now - this.last).toFixed(1)}`);
+    this.last = now;
+  }
+
+  header(): string {
+    return [`compactor;dur=${(this.last - this.started).toFixed(1)};desc="Compactor proxy before forwarding"`, ...this.stages].join(', ');
+  }
+}
+
+const sha1 = (text: string) => createHash('sha1').update(text).digest('base64url');
+
+/** `<root>:fork-<n>`, kept within the 128 characters of a session id. */
+export function forkName(root: string, n: number): string {
+  const suffix = `:fork-${n}`;
+  if (root.length + suffix.length <= 128) return `${root}${suffix}`;
+  return `${root.slice(0, 128 - suffix.length - 9)}.${sha1(root).replace(/[^A-Za-z0-9]/g, '').slice(0, 8)}${suffix}`;
+}
+
+/**
+ * The drop-in proxy (SPEC.md, REST API): records a request's new messages through the append
+ * path, forwards the session's compacted context instead of the client's history (with the
+ * request's own system prompt, tools and parameters), streams the upstream's answer back byte
+ * for byte and records it. A client whose history no longer matches its session's gets a fork.
+ */
+@Injectable()
+export class ProxyService implements OnModuleDestroy {
+  private readonly upstream = new UpstreamClient();
+  private readonly locks = new KeyedLock();
+  /** Conversation key → the session (a fork) its history last matched, tried first. */
+  private readonly redirects = new Map<string, string>();
+  private readonly counts = new Map<string, number>();
+  /** Per conversation, its last request's body, message byte ranges and message keys (see conversationKeys). */
+  private readonly keyCache = new Map<string, { bytes: Buffer; items: Array<[number, number]>; keys: Array<MessageKeys | undefined> }>();
+  private keyCacheBytes = 0;
+
+  constructor(
+    private readonly auth: ProxyAuth,
+    private readonly settings: ProxySettings,
+    private readonly sessions: SessionRepository,
+    private readonly store: ConversationStore,
+    private readonly appends: AppendService,
+    private readonly contexts: ContextService,
+    private readonly compactions: CompactionRepository,
+    private readonly publisher: EventPublisher,
+    private readonly counter: MessageTokenCounter,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onModuleDestroy(): void {
+    this.upstream.close();
+  }
+
+  /** `POST /v1/proxy/anthropic/v1/messages` and `POST /v1/proxy/openai/v1/chat/completions`. */
+  async messages(provider: ProxyProvider, req: Request, res: Response): Promise<void> {
+    const timing = new StageTimer();
+    try {
+      // The key is checked while the body is read (nothing is forwarded or stored before it passed).
+      const authenticated = this.auth.authenticate(req.headers);
+      authenticated.catch(() => undefined);
+      let request: ProxyRequest;
+      try {
+        request = ProxyRequest.parse(provider, req.body);
+      } catch (error) {
+        await authenticated; // a bad key answers 401 whatever the body
+        throw error;
+      }
+      timing.mark('read');
+      // The session row is read along with the key check (one round trip less on the request's path); it is used only if no
+      // proxied request finished meanwhile (it could have changed the row), else read again under the conversation's lock.
+      const keyHash = this.auth.keyHash(req.headers);
+      const generation = this.locks.generation;
+      let prefetchId: string | undefined;
+      let invalid: unknown;
+      try {
+        prefetchId = sessionIdHeader(req.headers) ?? (request.conversationLength > 0 ? derivedSessionId(provider, request.system, [request.turn(0)]) : undefined);
+      } catch (error) {
+        invalid = error; // answered after the key check: a bad key is a 401 whatever else is wrong
+      }
+      const prefetch = keyHash && prefetchId ? this.sessions.findForKey(keyHash, prefetchId) : undefined;
+      prefetch?.catch(() => undefined);
+      const auth = await authenticated;
+      if (invalid !== undefined) throw invalid;
+      const upstream = await this.settings.forTenant(auth.tenantId);
+      timing.mark('auth');
+      const path = provider === 'anthropic' ? '/v1/messages' : '/v1/chat/completions';
+      if (request.conversationLength === 0) {
+        // Nothing to record or compact (the provider answers such a request with its own error).
+        await this.relay(provider, res, await this.send(provider, upstream, req, path, req.body as Buffer), {});
+        return;
+      }
+      const requestedId = prefetchId!;
+      const policy = policyHeader(req.headers);
+      const lockKey = `${auth.tenantId}\u0000${requestedId}`;
+      const keys = this.conversationKeys(lockKey, request);
+      timing.mark('compare');
+      const resolved = await this.resolveHolding(lockKey, async () => {
+        const fresh = prefetch && this.locks.generation === generation ? await prefetch.catch(() => undefined) : undefined;
+        return this.resolve(auth.tenantId, requestedId, lockKey, request, keys, policy, fresh);
+      });
+      const stored = resolved.stored?.leadingDone ? resolved.stored : await this.store.load(resolved.session);
+      timing.mark('history');
+      const limits = await this.limits(resolved.session, request, stored.leadingSystemTokens);
+      const context = await this.contexts.proxyContext(resolved.session, provider, limits, resolved.pending?.messages);
+      timing.mark('context');
+      const payload = forwardBody({
+        request,
+        context: context.messages,
+        compacted: context.compacted,
+        leadingSystemSeqs: new Set(stored.leadingSystemSeqs),
+        throughSeq: resolved.throughSeq,
+        seqOf: resolved.seqOf,
+      });
+      timing.mark('body');
+      // What the proxy spent before the request went upstream, by stage (Server-Timing: clients and the benchmark see it).
+      const serverTiming = timing.header();
+      const exchange = await this.send(provider, upstream, req, path, payload);
+      const headers: Record<string, string> = {
+        'server-timing': serverTiming,
+        'x-compactor-session': resolved.session.externalId,
+        'x-compactor-context-version': String(context.contextVersion ?? 0),
+        'x-compactor-context-tokens': String(context.tokens + (limits.extraTokens ?? 0)),
+        ...(context.fallback ? { 'x-compactor-fallback': 'applied' } : {}),
+        ...(resolved.forkedFrom ? { 'x-compactor-forked-from': resolved.forkedFrom } : {}),
+      };
+      const afterSeq = resolved.pending ? resolved.pending.appended : resolved.recordAfterSeq;
+      const record = afterSeq === undefined ? undefined : { lockKey, tenantId: auth.tenantId, externalId: resolved.session.externalId, afterSeq, stream: request.stream };
+      await this.relay(provider, res, exchange, headers, record);
+    } catch (error) {
+      this.fail(provider, res, error);
+    }
+  }
+
+  /** `POST /v1/proxy/anthropic/v1/messages/count_tokens`: the tokens of what the proxy would forward, counted locally. */
+  async countTokens(req: Request, res: Response): Promise<void> {
+    try {
+      const auth = await this.auth.authenticate(req.headers);
+      const request = ProxyRequest.parse('anthropic', req.body);
+      const turns = Array.from({ length: request.conversationLength }, (_, k) => request.turn(k));
+      const requestedId = sessionIdHeader(req.headers) ?? derivedSessionId('anthropic', request.system, turns.slice(0, 1));
+      const lockKey = `${auth.tenantId}\u0000${requestedId}`;
+      let inputTokens: number | undefined;
+      for (const id of new Set([this.redirects.get(lockKey), requestedId])) {
+        if (id === undefined) continue;
+        const session = await this.sessions.find(auth.tenantId, id);
+        if (!session) continue;
+        const stored = await this.store.load(session);
+        const match = matchConversation(stored.keys, turns.map(messageKeys), stored.leadingSystemSeqs.at(-1) ?? 0);
+        if (match.kind === 'diverged') continue;
+        const limits = await this.limits(session, request, stored.leadingSystemTokens);
+        const context = await this.contexts.proxyContext(session, 'anthropic', limits);
+        const spec = resolveModel(session.model).spec;
+        const added = match.kind === 'extends' ? await this.counter.count(turns.slice(match.newFrom), spec) : [];
+        inputTokens = context.tokens + (limits.extraTokens ?? 0) + (limits.toolSchemaTokens ?? 0) + added.reduce((a, b) => a + b, 0);
+        break;
+      }
+      if (inputTokens === undefined) {
+        // No session holds this conversation yet: it would be forwarded as it is.
+        const spec = resolveModel(request.model ?? 'unknown').spec;
+        const rest = Array.from({ length: request.messageCount - request.leading }, (_, k) => request.message(request.leading + k));
+        const counts = await this.counter.count([...request.system, ...rest], spec);
+        inputTokens = counts.reduce((a, b) => a + b, 0) + (await this.toolTokens(spec, request));
+      }
+      res.status(200).json({ input_tokens: inputTokens });
+    } catch (error) {
+      this.fail('anthropic', res, error);
+    }
+  }
+
+  /** Any other provider path: forwarded as received, answered as the upstream answers. */
+  async passThrough(provider: ProxyProvider, req: Request, res: Response): Promise<void> {
+    try {
+      const auth = await this.auth.authenticate(req.headers);
+      const upstream = await this.settings.forTenant(auth.tenantId);
+      const path = req.originalUrl.slice(`/v1/proxy/${provider}`.length) || '/';
+      const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
+      const exchange = await this.upstream.send({ provider, baseUrl: upstream.baseUrl[provider], path, method: req.method, headers: upstreamHeaders(req.headers), body, timeoutMs: upstream.timeoutMs });
+      await this.relay(provider, res, exchange, {});
+    } catch (error) {
+      this.fail(provider, res, error);
+    }
+  }
+
+  private send(provider: ProxyProvider, upstream: UpstreamSettings, req: Request, path: string, body: Buffer): Promise<UpstreamExchange> {
+    const query = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
+    return this.upstream.send({
+      provider,
+      baseUrl: upstream.baseUrl[provider],
+      path: `${path}${query}`,
+      method: 'POST',
+      // The answer is read as it passes, so it must come uncompressed.
+      headers: upstreamHeaders(req.headers, { 'accept-encoding': 'identity', 'content-type': 'application/json' }),
+      body,
+      timeoutMs: upstream.timeoutMs,
+    });
+  }
+
+  /**
+   * The upstream's status, headers and body go to the client as they are, bytes piped (never
+   * re-serialized); a 2xx answer is also assembled and recorded once it completed, queued on the
+   * conversation's lock before the client sees the end, so its next request finds it stored.
+   */
+  private relay(
+    provider: ProxyProvider,
+    res: Response,
+    exchange: UpstreamExchange,
+    headers: Record<string, string>,
+    record?: { lockKey: string; tenantId: string; externalId: string; afterSeq: number | Promise<number | undefined>; stream: boolean },
+  ): Promise<void> {
+    const upstream = exchange.response;
+    const status = upstream.statusCode ?? 502;
+    res.statusCode = status;
+    for (const [name, value] of Object.entries(clientHeaders(upstream.headers))) res.setHeader(name, value);
+    for (const [name, value] of Object.entries(headers)) {
+      const theirs = upstream.headers[name];
+      // A header both send (Server-Timing) keeps the upstream's entries too.
+      res.setHeader(name, theirs === undefined || !name.startsWith('server-timing') ? value : [...[theirs].flat(), value].join(', '));
+    }
+    res.flushHeaders();
+    const assembler = record && status >= 200 && status < 300 ? answerAssembler(provider, record.stream) : undefined;
+    return new Promise<void>((resolve) => {
+      if (assembler) upstream.on('data', (chunk: Buffer) => assembler.push(chunk));
+      upstream.on('end', () => {
+        const message = assembler?.message();
+        if (message && record && !res.destroyed) {
+          void this.locks.run(record.lockKey, async () => {
+            const after = await record.afterSeq;
+            if (after !== undefined) await this.record(record.tenantId, record.externalId, provider, message, after);
+          });
+        }
+      });
+      upstream.on('error', () => undefined);
+      upstream.on('close', () => {
+        // Cut short (reset, or our timeout between two chunks): the client's answer is cut short too.
+        if (!upstream.complete) res.destroy();
+        resolve();
+      });
+      res.on('close', () => {
+        if (!res.writableFinished) exchange.abort();
+      });
+      upstream.pipe(res);
+    });
+  }
+
+  private async record(tenantId: string, externalId: string, provider: ProxyProvider, message: Record<string, unknown>, afterSeq: number): Promise<void> {
+    try {
+      let sessionId: string | undefined;
+      await this.appends.append(tenantId, externalId, { messages: [message], format: provider }, undefined, { expectLastSeq: afterSeq, onAppended: (s) => (sessionId = s.id) });
+      const parsed = (provider === 'anthropic' ? parseAnthropicMessages : parseOpenAIMessages)([message], 'messages');
+      if (sessionId && parsed.ok) this.store.extend(sessionId, afterSeq, parsed.value.map(messageKeys));
+    } catch (error) {
+      // Another request of the conversation came first: its messages (this answer among them) are what the history holds.
+      if (error instanceof HistoryMoved) return;
+      this.logger.warn({ sessionId: externalId, reason: error instanceof Error ? error.message : String(error) }, 'proxy: the answer was not recorded');
+    }
+  }
+
+  /**
+   * Runs `resolve` under the conversation's lock and keeps the lock until the request's new
+   * messages are stored, so the conversation's next request (and this one's answer) come after them.
+   */
+  private resolveHolding(lockKey: string, resolve: () => Promise<Resolution>): Promise<Resolution> {
+    return new Promise<Resolution>((done, fail) => {
+      void this.locks.run(lockKey, async () => {
+        let resolved: Resolution;
+        try {
+          resolved = await resolve();
+        } catch (error) {
+          fail(error);
+          return;
+        }
+        done(resolved);
+        await resolved.pending?.appended;
+      });
+    });
+  }
+
+  /** Finds (or creates, or forks) the session the request's conversation continues, and appends what is new in it. */
+  private async resolve(
+    tenantId: string,
+    requestedId: string,
+    lockKey: string,
+    request: ProxyRequest,
+    keys: MessageKeys[],
+    policy: PolicyInput | undefined,
+    /** The requested session's row read just before (null: not there), when still current. */
+    prefetched?: SessionRecord | null,
+  ): Promise<Resolution> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const tried = new Map<string, { session: SessionRecord; match: ConversationMatch }>();
+        const redirect = this.redirects.get(lockKey);
+        for (const id of redirect && redirect !== requestedId ? [redirect, requestedId] : [requestedId]) {
+          const usePrefetched = attempt === 0 && id === requestedId && prefetched !== undefined && (prefetched === null || prefetched.tenantId === tenantId);
+          const session = usePrefetched ? prefetched : await this.sessions.find(tenantId, id);
+          if (!session) {
+            if (id === requestedId) return await this.create(tenantId, requestedId, request, policy);
+            continue;
+          }
+          const stored = await this.store.load(session);
+          const match = matchConversation(stored.keys, keys, stored.leadingSystemSeqs.at(-1) ?? 0);
+          tried.set(id, { session, match });
+          const used = await this.continueIn(tenantId, session, stored, match, request, keys);
+          if (used) {
+            this.remember(lockKey, requestedId, id);
+            return used;
+          }
+        }
+        // A rewind to another branch the client already took (a fork) is followed, not forked again.
+        for (const session of await this.sessions.findFamily(tenantId, requestedId)) {
+          if (tried.has(session.externalId)) continue;
+          const stored = await this.store.load(session);
+          const match = matchConversation(stored.keys, keys, stored.leadingSystemSeqs.at(-1) ?? 0);
+          tried.set(session.externalId, { session, match });
+          const used = await this.continueIn(tenantId, session, stored, match, request, keys);
+          if (used) {
+            this.remember(lockKey, requestedId, session.externalId);
+            return used;
+          }
+        }
+        const closest = [...tried.values()].sort(
+          (a, b) => (b.match.kind === 'diverged' ? b.match.commonBlocks : 0) - (a.match.kind === 'diverged' ? a.match.commonBlocks : 0),
+        )[0];
+        return await this.fork(tenantId, requestedId, lockKey, closest.session, closest.match, request);
+      } catch (error) {
+        // A concurrent request (another API process) appended meanwhile: compare again.
+        if (error instanceof HistoryMoved && attempt < 3) continue;
+        throw error;
+      }
+    }
+  }
+
+  private remember(lockKey: string, requestedId: string, usedId: string): void {
+    if (usedId === requestedId) {
+      this.redirects.delete(lockKey);
+      return;
+    }
+    if (this.redirects.size >= MAX_REDIRECTS) this.redirects.delete(this.redirects.keys().next().value as string);
+    this.redirects.set(lockKey, usedId);
+  }
+
+  /** The request continues `session` (or retries its last request): appends its new messages. Undefined when it diverged. */
+  private async continueIn(
+    tenantId: string,
+    session: SessionRecord,
+    stored: StoredConversation,
+    match: ConversationMatch,
+    request: ProxyRequest,
+    keys: MessageKeys[],
+  ): Promise<Resolution | undefined> {
+    if (match.kind === 'diverged') return undefined;
+    if (match.kind === 'behind') return { session, throughSeq: match.matchedThroughSeq, seqOf: match.seqOf, stored };
+    if (session.lastSeq === 0) {
+      // A session created empty (POST /v1/sessions with its own window or policy): it takes the system prompt too.
+      const appended = await this.appendConversation(tenantId, session.externalId, request, { expectLastSeq: 0, session });
+      return { session: appended.session, recordAfterSeq: appended.session.lastSeq, seqOf: keys.map((_, k) => appended.conversationFirstSeq + k) };
+    }
+    if (match.newFrom >= request.conversationLength) return { session, recordAfterSeq: session.lastSeq, seqOf: match.seqOf, stored };
+    const concurrent = await this.appendWhileForwarding(tenantId, session, match, request, keys);
+    if (concurrent) return { session, seqOf: match.seqOf.map((seq, k) => (k >= match.newFrom ? session.lastSeq + 1 + (k - match.newFrom) : seq)), stored, pending: concurrent };
+    const appended = await this.appendAll(tenantId, session.externalId, request.provider, request.rawSlice(request.leading + match.newFrom, request.end), {
+      expectLastSeq: session.lastSeq,
+      session,
+    });
+    this.store.extend(session.id, session.lastSeq, keys.slice(match.newFrom));
+    const seqOf = match.seqOf.map((seq, k) => (k >= match.newFrom ? appended.firstSeq + (k - match.newFrom) : seq));
+    return { session: appended.session, recordAfterSeq: appended.session.lastSeq, seqOf, stored };
+  }
+
+  /**
+   * The usual turn (new messages after the stored history, answering only calls still open):
+   * checked here as the append path will check them (the same sequence validation against the
+   * locked session's state), then appended while the request is forwarded, so the append is not
+   * on the request's path. Undefined when the check needs the stored history (results for calls
+   * no longer open): then the append runs first.
+   */
+  private async appendWhileForwarding(
+    tenantId: string,
+    session: SessionRecord,
+    match: Extract<ConversationMatch, { kind: 'extends' }>,
+    request: ProxyRequest,
+    keys: MessageKeys[],
+  ): Promise<{ messages: SessionMessage[]; appended: Promise<number | undefined> } | undefined> {
+    const start = request.leading + match.newFrom;
+    const fresh = Array.from({ length: request.end - start }, (_, j) => request.message(start + j));
+    const open = new Set(session.openToolUseIds);
+    if (referencedForeignToolUseIds(fresh).some((id) => !open.has(id))) return undefined;
+    const checked = validateSequence({ lastRole: session.lastRole, openToolUseIds: session.openToolUseIds, seenToolUseIds: new Set() }, fresh, 'messages');
+    if (checked.errors.length > 0) throw new ValidationFailed(checked.errors.map((e) => ({ ...e, field: e.field.replace(/^messages\[(\d+)\]/, (_, j: string) => `messages[${start + Number(j)}]`) })));
+    const tokens = await this.counter.count(fresh, resolveModel(session.model).spec);
+    const appended = this.appendAll(tenantId, session.externalId, request.provider, request.rawSlice(start, request.end), { expectLastSeq: session.lastSeq, session }).then(
+      (done) => {
+        this.store.extend(session.id, session.lastSeq, keys.slice(match.newFrom));
+        return done.session.lastSeq;
+      },
+      (error: unknown) => {
+        // Not stored after all (a concurrent change, a rule only the locked row shows): the answer is not recorded, and the
+        // client's next request, which carries these messages again, appends them then.
+        if (!(error instanceof HistoryMoved)) this.logger.warn({ sessionId: session.externalId, reason: error instanceof Error ? error.message : String(error) }, 'proxy: new messages not stored');
+        return undefined;
+      },
+    );
+    return { messages: fresh.map((message, j) => ({ seq: session.lastSeq + 1 + j, message: storedForm(message), tokens: tokens[j] })), appended };
+  }
+
+  /** The first request of a conversation: a new session with the request's model, holding the whole conversation. */
+  private async create(tenantId: string, externalId: string, request: ProxyRequest, policy: PolicyInput | undefined): Promise<Resolution> {
+    const appended = await this.appendConversation(tenantId, externalId, request, { expectLastSeq: 0, session: null, model: request.model, policy });
+    return { session: appended.session, recordAfterSeq: appended.session.lastSeq, seqOf: Array.from({ length: request.conversationLength }, (_, k) => appended.conversationFirstSeq + k) };
+  }
+
+  /**
+   * The client's history differs from every stored branch (an earlier message edited, a rewind):
+   * a new session named after the conversation (`<id>:fork-<n>`, forked_from_id set) takes the
+   * request's whole conversation, with the parent's configuration; both sessions get an event.
+   * Nothing of the parent changes.
+   */
+  private async fork(
+    tenantId: string,
+    requestedId: string,
+    lockKey: string,
+    parent: SessionRecord,
+    match: ConversationMatch,
+    request: ProxyRequest,
+  ): Promise<Resolution> {
+    let created: SessionRecord | null = null;
+    for (let n = 1; !created && n <= MAX_FORKS; n++) {
+      created = await this.sessions.create(tenantId, forkName(requestedId, n), {
+        model: parent.model,
+        contextWindow: parent.contextWindow,
+        outputReserve: parent.outputReserve,
+        policy: parent.policy as Prisma.InputJsonValue,
+      });
+    }
+    if (!created) throw new ProxyError(409, 'too_many_forks', `Compactor proxy: session '${requestedId}' already has ${MAX_FORKS} forks; name the conversation with X-Compactor-Session`);
+    await this.sessions.markForked(created.id, parent.id);
+    const appended = await this.appendConversation(tenantId, created.externalId, request, { expectLastSeq: 0, session: created });
+    const at = match.kind === 'diverged' && match.divergedAtSeq !== undefined ? `message ${match.divergedAtSeq}` : `the end of its ${parent.lastSeq} messages`;
+    const data = { parentSessionId: parent.externalId, forkSessionId: created.externalId, divergedAtSeq: match.kind === 'diverged' ? (match.divergedAtSeq ?? null) : null };
+    const parentEvent = await this.compactions.event(parent.id, tenantId, 'session-forked', `Forked into ${created.externalId}: the client's history diverged at ${at}`, data);
+    const forkEvent = await this.compactions.event(created.id, tenantId, 'session-forked', `Forked from ${parent.externalId}: the client's history diverged at ${at}`, data);
+    this.publisher.notify(parent.id, parentEvent);
+    this.publisher.notify(created.id, forkEvent);
+    this.remember(lockKey, requestedId, created.externalId);
+    return {
+      session: appended.session,
+      recordAfterSeq: appended.session.lastSeq,
+      seqOf: Array.from({ length: request.conversationLength }, (_, k) => appended.conversationFirstSeq + k),
+      forkedFrom: parent.externalId,
+    };
+  }
+
+  /** Appends the request's system prompt and conversation (not a prefill) to an empty session. */
+  private async appendConversation(
+    tenantId: string,
+    externalId: string,
+    request: ProxyRequest,
+    options: { expectLastSeq: number; session: SessionRecord | null; model?: string; policy?: PolicyInput },
+  ): Promise<{ firstSeq: number; session: SessionRecord; conversationFirstSeq: number }> {
+    // OpenAI's system messages are messages; Anthropic's system prompt goes as the append's `system`.
+    const rows = request.rawSlice(0, request.end);
+    const system = request.provider === 'anthropic' ? request.body.system : undefined;
+    const appended = await this.appendAll(tenantId, externalId, request.provider, rows, { ...options, system });
+    const systemRows = request.provider === 'anthropic' ? (system !== undefined ? 1 : 0) : request.leading;
+    return { ...appended, conversationFirstSeq: appended.firstSeq + systemRows };
+  }
+
+  /** Appends through the append path (parsing, validation, counting, compaction scheduling), 500 messages at a time. */
+  private async appendAll(
+    tenantId: string,
+    externalId: string,
+    provider: ProxyProvider,
+    rows: unknown[],
+    options: { expectLastSeq: number; session: SessionRecord | null; model?: string; policy?: PolicyInput; system?: unknown },
+  ): Promise<{ firstSeq: number; session: SessionRecord }> {
+    let session = options.session;
+    let firstSeq: number | undefined;
+    for (let i = 0; i < rows.length; i += MAX_MESSAGES_PER_APPEND) {
+      const first = i === 0;
+      const response = await this.appends.append(
+        tenantId,
+        externalId,
+        {
+          format: provider,
+          messages: rows.slice(i, i + MAX_MESSAGES_PER_APPEND),
+          ...(first && options.system !== undefined ? { system: options.system } : {}),
+          ...(first && options.model ? { model: options.model } : {}),
+          ...(first && options.policy ? { policy: options.policy } : {}),
+        },
+        undefined,
+        { expectLastSeq: session?.lastSeq ?? options.expectLastSeq, session, onAppended: (s) => (session = s) },
+      );
+      firstSeq ??= response.firstSeq;
+    }
+    if (!session || firstSeq === undefined) throw new HistoryMoved(options.expectLastSeq, 0);
+    return { firstSeq, session };
+  }
+
+  /**
+   * The keys of the request's conversation messages. A message whose bytes are those of the same
+   * message in the conversation's previous request (inside the bytes both bodies share from their
+   * start) keeps its keys: it is neither parsed nor normalised again.
+   */
+  private conversationKeys(lockKey: string, request: ProxyRequest): MessageKeys[] {
+    const previous = this.keyCache.get(lockKey);
+    const layout = request.layout;
+    const shared = previous && layout && request.bytes ? commonPrefixLength(previous.bytes, request.bytes) : 0;
+    const byIndex: Array<MessageKeys | undefined> = new Array(request.messageCount);
+    const keys: MessageKeys[] = [];
+    for (let i = request.leading; i < request.end; i++) {
+      const range = layout?.items[i];
+      const before = previous?.items[i];
+      const same = range !== undefined && before !== undefined && range[1] <= shared && range[0] === before[0] && range[1] === before[1];
+      const k = (same ? previous?.keys[i] : undefined) ?? messageKeys(request.message(i));
+      byIndex[i] = k;
+      keys.push(k);
+    }
+    if (previous) {
+      this.keyCache.delete(lockKey);
+      this.keyCacheBytes -= previous.bytes.length;
+    }
+    if (layout && request.bytes && request.bytes.length <= KEY_CACHE_BYTES / 4) {
+      this.keyCache.set(lockKey, { bytes: request.bytes, items: layout.items, keys: byIndex });
+      this.keyCacheBytes += request.bytes.length;
+    }
+    // Least recently used conversations go first.
+    for (const [key, entry] of this.keyCache) {
+      if (this.keyCacheBytes <= KEY_CACHE_BYTES) break;
+      this.keyCache.delete(key);
+      this.keyCacheBytes -= entry.bytes.length;
+    }
+    return keys;
+  }
+
+  /** What the request adds to the budget: its max_tokens, its tool schemas, its own system prompt and a prefill. */
+  private async limits(session: SessionRecord, request: ProxyRequest, storedSystemTokens: number): Promise<ContextLimits> {
+    const spec = resolveModel(session.model).spec;
+    const systemTokens = request.system.length > 0 ? await this.cachedCount(spec, request.system) : 0;
+    const prefillTokens = request.prefill ? await this.cachedCount(spec, [request.message(request.end)]) : 0;
+    return {
+      maxTokens: request.maxTokens,
+      toolSchemaTokens: await this.toolTokens(spec, request),
+      extraTokens: systemTokens - storedSystemTokens + prefillTokens,
+    };
+  }
+
+  private async toolTokens(spec: ModelSpec, request: ProxyRequest): Promise<number> {
+    const tools = request.body.tools;
+    if (!Array.isArray(tools) || tools.length === 0) return 0;
+    return this.cachedCount(spec, [{ role: 'system', blocks: [{ type: 'text', text: JSON.stringify(tools) }] }]);
+  }
+
+  /** Token counts of what a client sends again with every request (system prompt, tools), memoized by content. */
+  private async cachedCount(spec: ModelSpec, messages: CanonicalMessage[]): Promise<number> {
+    const key = `${spec.id}\u0000${sha1(JSON.stringify(messages))}`;
+    const hit = this.counts.get(key);
+    if (hit !== undefined) return hit;
+    const total = (await this.counter.count(messages, spec)).reduce((a, b) => a + b, 0);
+    if (this.counts.size >= MAX_COUNTS) this.counts.delete(this.counts.keys().next().value as string);
+    this.counts.set(key, total);
+    return total;
+  }
+
+  /** Errors the proxy answers itself, in the provider's error shape. Upstream errors never get here: they pass through. */
+  private fail(provider: ProxyProvider, res: Response, error: unknown): void {
+    if (error instanceof ProxyError) return sendProviderError(res, provider, error.status, error.message, error.code);
+    if (error instanceof BudgetTooSmall) return sendProviderError(res, provider, 422, `Compactor proxy: ${error.message}`, 'budget_too_small');
+    if (error instanceof ValidationFailed) return sendProviderError(res, provider, 400, `Compactor proxy: ${error.message}`, 'invalid_request');
+    if (error instanceof HistoryMoved) return sendProviderError(res, provider, 409, 'Compactor proxy: the conversation changed concurrently; send the request again', 'conflict');
+    if (error instanceof DomainError) return sendProviderError(res, provider, 400, `Compactor proxy: ${error.message}`, error.code);
+    this.logger.error({ err: error }, 'proxy request failed');
+    sendProviderError(res, provider, 500, 'Compactor proxy: internal error', 'internal_error');
+  }
+}

@@ -1,0 +1,98 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DEFAULT_PRESET, PRESET_NAMES, presetTrigger } from '@compactor/compaction';
+import { JobQueue, QueueName, WorkerHeartbeat, workerHeartbeatPattern, workerHeartbeatSchema } from '@compactor/jobs';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { QueueDepth } from '../analytics/analytics.dto';
+import type { AuthContext } from '../auth/scopes';
+import { API_CONFIG, ApiConfig } from '../config/api-config';
+import { LOGGER } from '../logging/logger';
+import { REDIS } from '../redis.provider';
+import { PresetView, StatusResponse, WorkerStatusView } from './status.dto';
+import { summarizerHealth } from './summarizer-health';
+
+/** Far more workers than any deployment runs; keeps one status request bounded. */
+const MAX_WORKERS = 500;
+
+export function toWorkerView(beat: WorkerHeartbeat): WorkerStatusView {
+  const health = summarizerHealth(beat);
+  return {
+    id: beat.id,
+    hostname: beat.hostname,
+    pid: beat.pid,
+    startedAt: beat.startedAt,
+    lastSeenAt: beat.beatAt,
+    concurrency: beat.concurrency,
+    summarizer: { ...beat.summarizer, health: health.state, healthDetail: health.detail },
+    jobs: beat.jobs,
+    llm: beat.llm,
+  };
+}
+
+export function presetViews(): PresetView[] {
+  return PRESET_NAMES.map((name) => ({ name, isDefault: name === DEFAULT_PRESET, trigger: presetTrigger({ preset: name, overrides: {} }) }));
+}
+
+/**
+ * What runs behind the API: the live workers (each one's heartbeat in Redis, written by the worker
+ * every 10 s with a 30 s TTL) with their summarizer and its health, the compaction queue's depth,
+ * and the policy presets.
+ */
+@Injectable()
+export class StatusService {
+  constructor(
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(API_CONFIG) private readonly config: ApiConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+    private readonly queue: JobQueue,
+  ) {}
+
+  async status(auth: AuthContext): Promise<StatusResponse> {
+    const [workers, queueDepth] = await Promise.all([this.workers(), this.queueDepth()]);
+    return {
+      checkedAt: new Date().toISOString(),
+      caller: { tenantId: auth.tenantId, keyId: auth.keyId, scopes: auth.scopes },
+      workers,
+      queueDepth,
+      presets: presetViews(),
+    };
+  }
+
+  private async workers(): Promise<WorkerStatusView[]> {
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, batch] = await this.redis.scan(cursor, 'MATCH', workerHeartbeatPattern(this.config.QUEUE_PREFIX), 'COUNT', 200);
+      cursor = next;
+      keys.push(...batch);
+    } while (cursor !== '0' && keys.length < MAX_WORKERS);
+    if (keys.length === 0) return [];
+    // A key can expire between SCAN and MGET: that worker is gone, its null is skipped.
+    const values = await this.redis.mget(...new Set(keys.slice(0, MAX_WORKERS)));
+    const beats: WorkerHeartbeat[] = [];
+    for (const value of values) {
+      if (value === null) continue;
+      let json: unknown;
+      try {
+        json = JSON.parse(value);
+      } catch {
+        json = undefined;
+      }
+      const parsed = workerHeartbeatSchema.safeParse(json);
+      // A worker of another version may write another shape: it is left out, not a failure of the request.
+      if (parsed.success) beats.push(parsed.data);
+      else this.logger.warn({ issues: parsed.error.issues.slice(0, 3).map((i) => `${i.path.join('.')}: ${i.message}`) }, 'unreadable worker heartbeat');
+    }
+    return beats.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.id.localeCompare(b.id)).map(toWorkerView);
+  }
+
+  private async queueDepth(): Promise<QueueDepth> {
+    const counts = await this.queue.queue(QueueName.Compaction).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed');
+    return {
+      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
+      active: counts.active ?? 0,
+      delayed: counts.delayed ?? 0,
+      failed: counts.failed ?? 0,
+    };
+  }
+}
