@@ -1,14 +1,40 @@
 import type { Metadata } from 'next';
+import { loadReadiness } from '../../api/load-readiness';
+import { readWithSavedKey, type ApiAccess } from '../../components/settings/api-access';
+import { ApiKeySection, KeysSection, PresetsSection, ProviderSection } from '../../components/settings/settings-sections';
+import { apiKeyListSchema, statusSchema, type ApiKeyView, type StatusResponse } from '../../components/settings/settings-schema';
 import { getDashboardConfig } from '../../config';
+import { readApiKey } from '../../server/api-key';
+import { removeApiKey } from './actions';
 
 export const metadata: Metadata = { title: 'Settings' };
 
-export default function SettingsPage() {
+export default async function SettingsPage() {
   const { COMPACTOR_API_URL } = getDashboardConfig();
+  const readiness = await loadReadiness();
+  const apiAnswers = readiness.state === 'ready' || readiness.state === 'not_ready';
+  const hasKey = (await readApiKey()) !== null;
+
+  let status: ApiAccess<StatusResponse>;
+  if (!hasKey) status = { state: 'no-key' };
+  // The layout already says the API is down; no need to wait for a second timeout.
+  else if (!apiAnswers) status = { state: 'unavailable', reason: 'the API is unreachable' };
+  else status = await readWithSavedKey((client, signal) => client.GET('/v1/status', { signal, cache: 'no-store' }), statusSchema);
+
+  let keys: ApiAccess<{ keys: ApiKeyView[] }> | null = null;
+  if (status.state === 'ok' && status.data.caller.scopes.includes('admin')) {
+    keys = await readWithSavedKey((client, signal) => client.GET('/v1/keys', { signal, cache: 'no-store' }), apiKeyListSchema);
+  }
+  const now = new Date();
+
   return (
     <>
       <h1>Settings</h1>
-      <p className="lead">API keys, LLM provider status and policy presets will be managed here.</p>
+      <p className="lead">The API key this dashboard uses, the tenant&apos;s keys, the summarizer the workers run, and the policy presets.</p>
+      <ApiKeySection status={status} keys={keys} removeAction={removeApiKey} />
+      <ProviderSection status={status} now={now} />
+      <KeysSection status={status} keys={keys} />
+      <PresetsSection status={status} />
       <section className="panel" aria-labelledby="connection-heading">
         <h2 id="connection-heading">Connection</h2>
         <dl className="facts">

@@ -1,0 +1,90 @@
+import 'server-only';
+import type { CompactorClient } from '../../../api/client';
+import type { components } from '../../../api/schema';
+import { apiCall, type ApiFailure, type ApiResult } from '../../../lib/session-api';
+import type { EventView } from '../../../lib/session-events';
+import { HISTORY_PAGE_SIZE, historyWindow, type HistoryWindow } from '../../../lib/session-history';
+
+type Schemas = components['schemas'];
+
+/** Points the chart reads at most (4 API pages); older ones are left out and the page says so. */
+const MAX_USAGE_POINTS = 20_000;
+const USAGE_PAGE = 5_000;
+export const EVENTS_SHOWN = 50;
+export const SNAPSHOTS_SHOWN = 20;
+
+export interface SessionPageData {
+  session: Schemas['SessionView'];
+  usage: ApiResult<Schemas['UsageSeries'] & { truncated: boolean }>;
+  checkpoints: ApiResult<Schemas['CheckpointList']>;
+  goal: ApiResult<Schemas['GoalView']>;
+  context: ApiResult<Schemas['ContextResponse']>;
+  diff: ApiResult<Schemas['VersionDiff']> | null;
+  history: ApiResult<Schemas['HistoryPage']>;
+  historyWindow: HistoryWindow;
+  snapshots: ApiResult<Schemas['SnapshotList']>;
+  events: ApiResult<EventView[]>;
+}
+
+export type SessionPageResult = { kind: 'ok'; data: SessionPageData } | { kind: 'not-found' } | { kind: 'failure'; failure: ApiFailure };
+
+async function loadUsage(client: CompactorClient, id: string): Promise<ApiResult<Schemas['UsageSeries'] & { truncated: boolean }>> {
+  let after: string | undefined;
+  let first: Schemas['UsageSeries'] | undefined;
+  const points: Schemas['UsagePoint'][] = [];
+  do {
+    const page = await apiCall(() =>
+      client.GET('/v1/sessions/{id}/usage', { params: { path: { id }, query: { limit: USAGE_PAGE, ...(after ? { after } : {}) } }, cache: 'no-store' }),
+    );
+    if (!page.ok) return page;
+    first ??= page.data;
+    points.push(...page.data.points);
+    after = page.data.nextCursor ?? undefined;
+  } while (after && points.length < MAX_USAGE_POINTS);
+  return { ok: true, data: { ...first, points, nextCursor: after ?? null, truncated: Boolean(after) } };
+}
+
+/**
+ * Everything the Session page shows, read in parallel once the session is known. A section whose
+ * read fails (a context that cannot fit its budget answers 422) shows its own error; only an
+ * unknown session or an unusable key fails the whole page.
+ */
+export async function loadSessionPage(client: CompactorClient, id: string, historyAfter: string | undefined): Promise<SessionPageResult> {
+  const session = await apiCall(() => client.GET('/v1/sessions/{id}', { params: { path: { id } }, cache: 'no-store' }));
+  if (!session.ok) return session.failure.kind === 'not-found' ? { kind: 'not-found' } : { kind: 'failure', failure: session.failure };
+
+  const path = { id };
+  const window = historyWindow(historyAfter, session.data.messageCount);
+  const [usage, checkpoints, goal, context, history, snapshots, events] = await Promise.all([
+    loadUsage(client, id),
+    apiCall(() => client.GET('/v1/sessions/{id}/checkpoints', { params: { path }, cache: 'no-store' })),
+    apiCall(() => client.GET('/v1/sessions/{id}/goal', { params: { path }, cache: 'no-store' })),
+    apiCall(() => client.GET('/v1/sessions/{id}/context', { params: { path, query: { format: 'canonical' } }, cache: 'no-store' })),
+    apiCall(() => client.GET('/v1/sessions/{id}/messages', { params: { path, query: { after: window.after, limit: HISTORY_PAGE_SIZE } }, cache: 'no-store' })),
+    apiCall(() => client.GET('/v1/sessions/{id}/snapshots', { params: { path, query: { limit: SNAPSHOTS_SHOWN } }, cache: 'no-store' })),
+    apiCall(() => client.GET('/v1/sessions/{id}/events', { params: { path, query: { order: 'desc', limit: EVENTS_SHOWN } }, cache: 'no-store' })),
+  ]);
+
+  // What the head version did to each message: the diff from the uncompacted history (version 0) to the head.
+  const head = context.ok ? (context.data.contextVersion ?? null) : null;
+  const diff =
+    head !== null && head > 0
+      ? await apiCall(() => client.GET('/v1/sessions/{id}/versions/{a}/diff/{b}', { params: { path: { id, a: '0', b: String(head) } }, cache: 'no-store' }))
+      : null;
+
+  return {
+    kind: 'ok',
+    data: {
+      session: session.data,
+      usage,
+      checkpoints,
+      goal,
+      context,
+      diff,
+      history,
+      historyWindow: window,
+      snapshots,
+      events: events.ok ? { ok: true, data: events.data.events } : events,
+    },
+  };
+}

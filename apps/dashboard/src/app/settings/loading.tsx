@@ -1,0 +1,5 @@
+import { PageSkeleton } from '../../components/overview/page-skeleton';
+
+export default function SettingsLoading() {
+  return <PageSkeleton label="Loading settings…" blocks={4} />;
+}

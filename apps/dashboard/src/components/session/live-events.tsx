@@ -1,0 +1,102 @@
+'use client';
+
+import { useRouter } from 'next/navigation';
+import { useEffect, useRef, useState } from 'react';
+import { formatClock, formatTimestamp } from '../../lib/session-format';
+import { eventTone, latestEventId, mergeEvents, parseEventView, REFRESHING_EVENT_TYPES, runningCompaction, type EventView } from '../../lib/session-events';
+import styles from './session.module.css';
+
+type StreamState = 'connecting' | 'live' | 'reconnecting' | 'unavailable';
+
+const STATE_TEXT: Record<StreamState, string> = {
+  connecting: 'Connecting…',
+  live: 'Live',
+  reconnecting: 'Reconnecting…',
+  unavailable: 'Live updates unavailable',
+};
+
+/** Wait this long after a finishing event before re-reading the page, so a burst of events refreshes once. */
+const REFRESH_DELAY_MS = 400;
+
+/**
+ * The session's events, newest first, updated live: an EventSource on the dashboard's own
+ * relay (same origin; the key stays on the server), resumed by the browser with Last-Event-ID
+ * after a drop. When a compaction finishes or a snapshot is restored, the server-rendered parts
+ * of the page (chart, context, checkpoints) are re-read with router.refresh().
+ */
+export function LiveEvents({ sessionId, initial }: { sessionId: string; initial: EventView[] }) {
+  const router = useRouter();
+  const [events, setEvents] = useState(initial);
+  const [state, setState] = useState<StreamState>('connecting');
+  // The stream starts after the newest event the server rendered; later renders only merge.
+  const startAfter = useRef(latestEventId(initial) ?? '0');
+
+  useEffect(() => {
+    setEvents((current) => mergeEvents(current, initial));
+  }, [initial]);
+
+  useEffect(() => {
+    let refresh: ReturnType<typeof setTimeout> | undefined;
+    const source = new EventSource(`/api/sessions/${encodeURIComponent(sessionId)}/events?after=${startAfter.current}`);
+    source.onopen = () => setState('live');
+    source.onerror = () => setState(source.readyState === EventSource.CLOSED ? 'unavailable' : 'reconnecting');
+    source.onmessage = (message: MessageEvent<string>) => {
+      let event: EventView | null = null;
+      try {
+        event = parseEventView(JSON.parse(message.data));
+      } catch {
+        return;
+      }
+      if (!event) return;
+      const received = event;
+      setEvents((current) => mergeEvents(current, [received]));
+      if (REFRESHING_EVENT_TYPES.has(received.type)) {
+        clearTimeout(refresh);
+        refresh = setTimeout(() => router.refresh(), REFRESH_DELAY_MS);
+      }
+    };
+    return () => {
+      clearTimeout(refresh);
+      source.close();
+    };
+  }, [sessionId, router]);
+
+  const running = runningCompaction(events);
+
+  return (
+    <section className={styles.panel} aria-labelledby="events-heading" data-testid="events">
+      <header className={styles.panelHeader}>
+        <h2 id="events-heading">Events</h2>
+        <span className={styles.liveState} data-state={state} data-testid="live-state">
+          <span className={styles.liveDot} aria-hidden="true" />
+          {STATE_TEXT[state]}
+        </span>
+      </header>
+      <p className={styles.progress} role="status" aria-live="polite" data-testid="compaction-progress">
+        {running ? (
+          <>
+            <span className={styles.spinner} aria-hidden="true" />
+            Compaction running: {running.line}
+          </>
+        ) : null}
+      </p>
+      {events.length === 0 ? (
+        <p className={styles.emptyNote} data-testid="events-empty">
+          No events yet. Compactions, checkpoints and snapshots will show up here as they happen.
+        </p>
+      ) : (
+        <ol className={styles.eventList} data-testid="events-list">
+          {events.map((e) => (
+            <li key={e.id} className={styles.event} data-event-id={e.id} data-event-type={e.type} data-tone={eventTone(e.type)}>
+              <time dateTime={e.createdAt} title={formatTimestamp(e.createdAt)} className={styles.eventTime}>
+                {formatClock(e.createdAt)}
+              </time>
+              <span className={styles.eventType}>{e.type}</span>
+              <span className={styles.eventLine}>{e.line}</span>
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import type { components } from '../../api/schema';
+import { queueDepthSchema } from '../../lib/overview-schema';
+
+type Schemas = components['schemas'];
+
+/** Runtime checks of the Settings page's API answers, annotated with the generated types (a contract change fails the typecheck). */
+const scope = z.enum(['ingest', 'read', 'admin']);
+const instant = z.string().min(1);
+const presetName = z.enum(['balanced', 'factor3', 'watermark', 'two-layer', 'offload-compact', 'checkpoint-aging']);
+
+const apiKeyView: z.ZodType<Schemas['ApiKeyView']> = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  scopes: z.array(scope),
+  createdAt: instant,
+  revokedAt: instant.nullable().optional(),
+});
+
+export const apiKeyListSchema: z.ZodType<Schemas['ApiKeyList']> = z.object({ keys: z.array(apiKeyView) });
+
+export const createdApiKeySchema: z.ZodType<Schemas['CreatedApiKey']> = z.object({
+  id: z.string(),
+  name: z.string(),
+  prefix: z.string(),
+  scopes: z.array(scope),
+  createdAt: instant,
+  revokedAt: instant.nullable().optional(),
+  key: z.string().min(1),
+});
+
+export const revokedApiKeySchema = apiKeyView;
+
+const workerStatus: z.ZodType<Schemas['WorkerStatusView']> = z.object({
+  id: z.string(),
+  hostname: z.string(),
+  pid: z.number(),
+  startedAt: instant,
+  lastSeenAt: instant,
+  concurrency: z.number(),
+  summarizer: z.object({
+    provider: z.enum(['local', 'openai', 'anthropic', 'ollama']),
+    model: z.string(),
+    endpoint: z.string().nullable().optional(),
+    keyConfigured: z.boolean(),
+    timeoutMs: z.number(),
+    health: z.enum(['healthy', 'failing', 'unknown']),
+    healthDetail: z.string(),
+  }),
+  jobs: z.object({
+    completed: z.number(),
+    failed: z.number(),
+    last: z.object({ name: z.string(), outcome: z.string(), at: instant }).nullable().optional(),
+  }),
+  llm: z.object({
+    calls: z.number(),
+    errors: z.number(),
+    lastSuccessAt: instant.nullable().optional(),
+    lastErrorAt: instant.nullable().optional(),
+    lastError: z
+      .object({ kind: z.enum(['timeout', 'rate-limited', 'server', 'malformed', 'auth', 'bad-request', 'network', 'unexpected']), message: z.string() })
+      .nullable()
+      .optional(),
+  }),
+});
+
+export const statusSchema: z.ZodType<Schemas['StatusResponse']> = z.object({
+  checkedAt: instant,
+  caller: z.object({ tenantId: z.string(), keyId: z.string(), scopes: z.array(scope) }),
+  workers: z.array(workerStatus),
+  queueDepth: queueDepthSchema,
+  presets: z.array(z.object({ name: presetName, isDefault: z.boolean(), trigger: z.object({ fraction: z.number(), base: z.enum(['budget', 'available']) }) })),
+});
+
+export type StatusResponse = Schemas['StatusResponse'];
+export type WorkerStatus = Schemas['WorkerStatusView'];
+export type ApiKeyView = Schemas['ApiKeyView'];
+export type PresetView = Schemas['PresetView'];

@@ -1,0 +1,164 @@
+import type { components } from '../api/schema';
+import { formatPercent, formatTimestamp, formatTokens } from './session-format';
+
+export type UsagePoint = components['schemas']['UsagePoint'];
+export type UsageSeries = components['schemas']['UsageSeries'];
+
+/** One point of the chart: x is the point's position in the series (appends and compactions can share a seq). */
+export interface UsageChartPoint {
+  x: number;
+  seq: number;
+  kind: UsagePoint['kind'];
+  tokens: number;
+  budget: number;
+  threshold: number;
+  at: string;
+}
+
+export interface UsageMarker {
+  x: number;
+  seq: number;
+  kind: 'compaction' | 'restore';
+  tokens: number;
+  at: string;
+  jobId: string | null;
+  tokensBefore: number | null;
+  trigger: string | null;
+  /** "Compaction (threshold) at message 40: 12,676 → 6,801 tokens" */
+  label: string;
+}
+
+export interface UsageChartData {
+  /** What the chart draws (every marker, appends thinned out on very long series). */
+  points: UsageChartPoint[];
+  compactions: UsageMarker[];
+  restores: UsageMarker[];
+  /** Points in the API's series, before any thinning. */
+  totalPoints: number;
+  appends: number;
+  /** Points where a goal update changed the goal block (drawn on the line, not as markers). */
+  goalUpdates: number;
+  thinned: boolean;
+  /** Top of the y axis: room above the highest of tokens, budget and trigger line. */
+  yMax: number;
+  /** x positions to label on the axis: spread out, one per seq (a compaction shares its append's seq). */
+  ticks: number[];
+  /** Text alternative of the chart. */
+  summary: string;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+function markerLabel(p: UsagePoint): string {
+  if (p.kind === 'restore') return `Restore at message ${p.seq}: context ${formatTokens(p.contextTokens)} tokens`;
+  const c = p.compaction;
+  const trigger = c?.trigger ? ` (${c.trigger})` : '';
+  const before = c?.tokensBefore != null ? `${formatTokens(c.tokensBefore)} → ` : '';
+  return `Compaction${trigger} at message ${p.seq}: ${before}${formatTokens(p.contextTokens)} tokens`;
+}
+
+/**
+ * Appends thinned to at most `maxPoints` by keeping, per bucket, the append with the most tokens
+ * (peaks are what a reader looks for), plus every compaction and restore and the last point.
+ */
+function thin(points: UsageChartPoint[], maxPoints: number): UsageChartPoint[] {
+  if (points.length <= maxPoints) return points;
+  const markers = points.filter((p) => p.kind !== 'append').length;
+  const buckets = Math.max(1, maxPoints - markers - 1);
+  const size = Math.ceil(points.length / buckets);
+  const keep = new Set<number>([points.length - 1]);
+  for (let start = 0; start < points.length; start += size) {
+    let best = -1;
+    for (let i = start; i < Math.min(points.length, start + size); i += 1) {
+      if (points[i].kind !== 'append') keep.add(i);
+      else if (best < 0 || points[i].tokens > points[best].tokens) best = i;
+    }
+    if (best >= 0) keep.add(best);
+  }
+  return points.filter((_, i) => keep.has(i));
+}
+
+/** About `max` evenly spread x positions, the first and last included, never two with the same seq. */
+export function axisTicks(points: Pick<UsageChartPoint, 'x' | 'seq'>[], max = 8): number[] {
+  if (points.length === 0) return [];
+  const step = Math.max(1, Math.ceil(points.length / max));
+  const picked: Pick<UsageChartPoint, 'x' | 'seq'>[] = [];
+  for (let i = 0; i < points.length; i += step) picked.push(points[i]);
+  const last = points[points.length - 1];
+  // The last point is always labelled; it replaces a neighbour too close to it.
+  if (picked[picked.length - 1] !== last) {
+    if (picked.length > 1 && points.length - 1 - points.indexOf(picked[picked.length - 1]) < step / 2) picked.pop();
+    picked.push(last);
+  }
+  const seen = new Set<number>();
+  return picked.filter((p) => !seen.has(p.seq) && seen.add(p.seq)).map((p) => p.x);
+}
+
+export function usageChartData(series: Pick<UsageSeries, 'points' | 'budget' | 'threshold' | 'contextTokens'>, maxPoints = 600): UsageChartData {
+  const all: UsageChartPoint[] = series.points.map((p, x) => ({
+    x,
+    seq: p.seq,
+    kind: p.kind,
+    tokens: p.contextTokens,
+    budget: p.budget,
+    threshold: p.threshold,
+    at: p.at,
+  }));
+  const marker = (p: UsagePoint, x: number): UsageMarker => ({
+    x,
+    seq: p.seq,
+    kind: p.kind === 'restore' ? 'restore' : 'compaction',
+    tokens: p.contextTokens,
+    at: p.at,
+    jobId: p.compaction?.jobId ?? null,
+    tokensBefore: p.compaction?.tokensBefore ?? null,
+    trigger: p.compaction?.trigger ?? null,
+    label: markerLabel(p),
+  });
+  const compactions = series.points.flatMap((p, x) => (p.kind === 'compaction' ? [marker(p, x)] : []));
+  const restores = series.points.flatMap((p, x) => (p.kind === 'restore' ? [marker(p, x)] : []));
+  const appends = series.points.filter((p) => p.kind === 'append').length;
+  const goalUpdates = series.points.filter((p) => p.kind === 'goal_update').length;
+  const points = thin(all, maxPoints);
+  const highest = Math.max(series.budget, series.threshold, ...all.map((p) => Math.max(p.tokens, p.budget, p.threshold)));
+  const yMax = Math.ceil((highest * 1.08) / 1000) * 1000;
+
+  const last = series.points.at(-1);
+  const summary =
+    series.points.length === 0
+      ? 'No usage yet: no messages have been appended.'
+      : `${plural(series.points.length, 'point')} (${plural(appends, 'append')}, ${plural(compactions.length, 'compaction')}, ${plural(restores.length, 'restore')}` +
+        (goalUpdates > 0 ? `, ${plural(goalUpdates, 'goal update')}` : '') +
+        `) up to message ${last?.seq ?? 0}. ` +
+        `Context now ${formatTokens(series.contextTokens)} of ${formatTokens(series.budget)} budget tokens (${formatPercent(series.contextTokens / Math.max(series.budget, 1))}); ` +
+        `compaction triggers at ${formatTokens(series.threshold)} tokens.` +
+        (compactions.length > 0 ? ` Last compaction: ${compactions.at(-1)?.label}, ${formatTimestamp(compactions.at(-1)?.at ?? '')}.` : '');
+
+  return {
+    points,
+    compactions,
+    restores,
+    totalPoints: series.points.length,
+    appends,
+    goalUpdates,
+    thinned: points.length < all.length,
+    yMax: Math.max(yMax, 1000),
+    ticks: axisTicks(points),
+    summary,
+  };
+}
+
+/** The job "Undo last compaction" undoes: the latest compaction marker, else the newest pre-compaction snapshot's job. */
+export function lastCompactionJobId(
+  points: Pick<UsagePoint, 'kind' | 'compaction'>[],
+  snapshots: { kind: string; compactionJobId?: string | null; createdAt: string }[],
+): string | null {
+  for (let i = points.length - 1; i >= 0; i -= 1) {
+    const jobId = points[i].kind === 'compaction' ? points[i].compaction?.jobId : undefined;
+    if (jobId) return jobId;
+  }
+  const pre = snapshots
+    .filter((s) => s.kind === 'pre-compaction' && s.compactionJobId)
+    .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  return pre[0]?.compactionJobId ?? null;
+}

@@ -1,0 +1,227 @@
+import { expect, test, type APIRequestContext, type Page } from '@playwright/test';
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { API_URL, DASHBOARD_URL, E2E_API_KEY } from '../stack';
+
+/**
+ * Settings against the real stack: the key entered once through the form (kept in an httpOnly
+ * cookie, never in a page, a response the browser sees, or a URL), the tenant's keys created and
+ * revoked, the workers' summarizer (the e2e worker runs `local`), and the presets.
+ */
+
+const screenshotDir = resolve(__dirname, '../../test-results/screenshots');
+const screenshot = (page: Page, name: string) => page.screenshot({ path: resolve(screenshotDir, `${name}.png`), fullPage: true });
+const uid = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
+
+let problems: string[];
+test.beforeEach(({ page }) => {
+  problems = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+});
+test.afterEach(() => {
+  expect(problems, 'errors in the browser console').toEqual([]);
+});
+
+let api: APIRequestContext;
+test.beforeAll(async ({ playwright }) => {
+  api = await playwright.request.newContext({ baseURL: API_URL });
+});
+test.afterAll(async () => {
+  await api?.dispose();
+});
+
+const keyForm = (page: Page) => page.getByRole('form', { name: 'Enter the API key' });
+
+async function enterKey(page: Page, key = E2E_API_KEY) {
+  await page.goto('/settings');
+  await keyForm(page).getByLabel('API key', { exact: true }).fill(key);
+  await keyForm(page).getByRole('button', { name: 'Save key' }).click();
+}
+
+test('the key is entered once through the form and stays in an httpOnly cookie the page never shows', async ({ page, context }) => {
+  // Everything the browser sends or receives from the dashboard, to look for the key in it.
+  const urls: string[] = [];
+  const bodies: Promise<string>[] = [];
+  page.on('request', (request) => urls.push(request.url()));
+  page.on('response', (response) => {
+    if (response.url().startsWith(DASHBOARD_URL) && response.request().method() !== 'OPTIONS') bodies.push(response.text().catch(() => ''));
+  });
+
+  await page.goto('/settings');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Settings');
+  const apiKeySection = page.getByRole('region', { name: 'API key', exact: true });
+  await expect(apiKeySection.getByLabel('API key', { exact: true })).toHaveAttribute('type', 'password');
+  await expect(page.getByRole('region', { name: 'Provider status' }).getByTestId('key-notice')).toHaveAttribute('data-state', 'no-key');
+  await screenshot(page, 'settings-no-key');
+
+  await enterKey(page);
+  await expect(apiKeySection.getByTestId('key-saved')).toHaveText('A key is saved and the API accepts it.');
+  await expect(apiKeySection.getByTestId('key-scopes')).toContainText('admin');
+  // The key's name and its prefix (the first characters the API keeps to tell keys apart), never the key.
+  await expect(apiKeySection).toContainText(/Key\s*init\s*e2e_/);
+
+  const cookies = await context.cookies();
+  const cookie = cookies.find((c) => c.name === 'compactor_api_key');
+  expect(cookie, 'the key cookie').toBeDefined();
+  expect(cookie).toMatchObject({ value: E2E_API_KEY, httpOnly: true, sameSite: 'Strict', path: '/' });
+  expect(await page.evaluate(() => document.cookie)).not.toContain(E2E_API_KEY);
+
+  await page.goto('/');
+  await expect(page.getByTestId('stat-tokens-saved')).toBeVisible();
+  await page.goto('/settings');
+  await expect(apiKeySection.getByTestId('key-saved')).toBeVisible();
+
+  expect(await page.content()).not.toContain(E2E_API_KEY);
+  const seen = await Promise.all(bodies);
+  expect(seen.length).toBeGreaterThan(3);
+  expect(seen.filter((b) => b.includes(E2E_API_KEY)), 'dashboard responses containing the key').toEqual([]);
+  expect(urls.filter((u) => u.includes(E2E_API_KEY) || u.includes(encodeURIComponent(E2E_API_KEY))), 'URLs containing the key').toEqual([]);
+  expect(urls.filter((u) => u.startsWith(API_URL)), 'the browser never calls the API itself').toEqual([]);
+});
+
+test('a wrong key is refused and nothing is stored; Remove key forgets a saved one', async ({ page, context }) => {
+  await enterKey(page, 'ck_this_key_does_not_exist_0000');
+  await expect(keyForm(page).getByRole('alert')).toContainText('The API rejected this key');
+  await expect(keyForm(page).getByLabel('API key', { exact: true })).toHaveAttribute('aria-invalid', 'true');
+  expect((await context.cookies()).find((c) => c.name === 'compactor_api_key')).toBeUndefined();
+  await screenshot(page, 'settings-wrong-key');
+
+  await keyForm(page).getByLabel('API key', { exact: true }).fill('');
+  await keyForm(page).getByRole('button', { name: 'Save key' }).click();
+  await expect(keyForm(page).getByRole('alert')).toHaveText('Enter an API key.');
+
+  await enterKey(page);
+  await expect(page.getByTestId('key-saved')).toBeVisible();
+  await page.getByRole('region', { name: 'API key', exact: true }).getByRole('button', { name: 'Remove key' }).click();
+  await expect(keyForm(page)).toBeVisible();
+  await expect.poll(async () => (await context.cookies()).some((c) => c.name === 'compactor_api_key')).toBe(false);
+  await page.goto('/');
+  await expect(page.getByTestId('key-notice')).toHaveAttribute('data-state', 'no-key');
+});
+
+test('provider status shows the local summarizer of the running worker, the queue, and the presets', async ({ page }) => {
+  await enterKey(page);
+  const provider = page.getByRole('region', { name: 'Provider status' });
+  await expect(provider.getByTestId('provider-name')).toHaveText('local');
+  await expect(provider.getByTestId('provider-summary')).toContainText('Healthy');
+  const worker = provider.getByTestId('worker-row').first();
+  await expect(worker.getByTestId('worker-provider')).toHaveText('local');
+  await expect(worker).toContainText('Offline summarizer');
+  await expect(provider.getByRole('definition').first()).toHaveText(/^\d+$/);
+
+  const status = await (await api.get('/v1/status', { headers: { Authorization: `Bearer ${E2E_API_KEY}` } })).json();
+  await expect(provider.getByTestId('worker-row')).toHaveCount(status.workers.length);
+
+  const presets = page.getByRole('region', { name: 'Policy presets' });
+  await expect(presets.getByTestId('preset-row')).toHaveCount(6);
+  await expect(presets.getByTestId('preset-row').filter({ hasText: 'balanced' })).toContainText('default');
+  await expect(presets.getByTestId('preset-row').filter({ hasText: 'factor3' })).toContainText('50% of the budget');
+  await expect(presets.getByTestId('preset-row').filter({ hasText: 'checkpoint-aging' })).toContainText('80% of the available budget');
+});
+
+test('a key is created with its secret shown once, and revoked after a confirmation', async ({ page, context }) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: DASHBOARD_URL });
+  await enterKey(page);
+  const keys = page.getByRole('region', { name: 'API keys' });
+  const name = uid('e2e-created');
+
+  const create = keys.getByRole('form', { name: 'Create an API key' });
+  await create.getByLabel('Name').fill(name);
+  await create.getByRole('checkbox', { name: /^ingest/ }).uncheck();
+  await create.getByRole('checkbox', { name: /^read/ }).check();
+  await create.getByRole('button', { name: 'Create key' }).click();
+
+  const secret = keys.getByTestId('new-key-secret');
+  await expect(secret).toBeVisible();
+  await expect(secret).toBeFocused();
+  const key = (await secret.textContent())!.trim();
+  expect(key.length).toBeGreaterThan(20);
+  await keys.getByRole('button', { name: `Copy the key “${name}”` }).click();
+  await expect(keys.getByRole('button', { name: `Copy the key “${name}”` })).toHaveText('Copied');
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+
+  const row = keys.getByRole('table', { name: 'Active API keys' }).getByTestId('key-row').filter({ hasText: name });
+  await expect(row).toContainText('Active');
+  await expect(row).toContainText('read');
+  await expect(row).not.toContainText('ingest');
+  // The list shows the key's prefix only.
+  const prefix = (await row.locator('code').first().textContent())!.replace(/…$/, '');
+  expect(prefix.length).toBeGreaterThan(3);
+  expect(key.startsWith(prefix)).toBe(true);
+  expect((await api.get('/v1/status', { headers: { Authorization: `Bearer ${key}` } })).status(), 'the new key works').toBe(200);
+  await screenshot(page, 'settings-key-created');
+
+  // Revoke: Cancel changes nothing; confirming revokes.
+  await row.getByRole('button', { name: `Revoke ${name}` }).click();
+  const dialog = page.getByRole('dialog', { name: `Revoke “${name}”?` });
+  await expect(dialog).toBeVisible();
+  await expect(dialog.getByRole('button', { name: 'Cancel' })).toBeFocused();
+  await screenshot(page, 'settings-revoke-dialog');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  await expect(dialog).toBeHidden();
+  await expect(row).toContainText('Active');
+  expect((await api.get('/v1/status', { headers: { Authorization: `Bearer ${key}` } })).status()).toBe(200);
+
+  await row.getByRole('button', { name: `Revoke ${name}` }).click();
+  await dialog.getByRole('button', { name: 'Revoke key' }).click();
+  await expect(dialog).toBeHidden();
+  // Revoked keys move to their own list, folded away.
+  await expect(keys.getByRole('table', { name: 'Active API keys' }).getByTestId('key-row').filter({ hasText: name })).toHaveCount(0);
+  const revoked = keys.getByTestId('revoked-keys');
+  await revoked.locator('summary').click();
+  await expect(revoked.getByTestId('key-row').filter({ hasText: name })).toContainText('Revoked');
+  await expect(row.getByRole('button', { name: `Revoke ${name}` })).toHaveCount(0);
+  expect((await api.get('/v1/status', { headers: { Authorization: `Bearer ${key}` } })).status(), 'the revoked key is refused').toBe(401);
+
+  // Shown once: after a reload the secret is gone.
+  await page.reload();
+  await keys.getByTestId('revoked-keys').locator('summary').click();
+  await expect(keys.getByTestId('revoked-keys').getByTestId('key-row').filter({ hasText: name })).toContainText('Revoked');
+  expect(await page.content()).not.toContain(key);
+});
+
+test('Settings fits 1280 and 390 px wide, and every control is reachable by Tab with a visible focus', async ({ page }) => {
+  await enterKey(page);
+  await expect(page.getByTestId('key-saved')).toBeVisible();
+  await screenshot(page, 'settings-with-key');
+
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto('/settings');
+  await expect(page.getByTestId('worker-row').first()).toBeVisible();
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  expect(overflow, 'horizontal overflow in px').toBe(0);
+  await screenshot(page, 'settings-with-key-mobile');
+
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto('/settings');
+  await expect(page.getByTestId('key-row').first()).toBeVisible();
+  const total = await page.evaluate(() => {
+    const focusable = Array.from(document.querySelectorAll<HTMLElement>('a[href], button:not([disabled]), input:not([type="hidden"]):not([disabled]), summary, [tabindex]:not([tabindex="-1"])')).filter(
+      (el) => el.getClientRects().length > 0,
+    );
+    focusable.forEach((el, i) => el.setAttribute('data-kb', String(i)));
+    return focusable.length;
+  });
+  expect(total).toBeGreaterThan(8);
+  const reached = new Set<string>();
+  const invisible: string[] = [];
+  for (let i = 0; i < total + 10 && reached.size < total; i++) {
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      if (!el) return null;
+      const style = getComputedStyle(el);
+      const visible = (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== 'none';
+      return { id: el.getAttribute('data-kb'), visible, what: `${el.tagName} ${el.getAttribute('name') ?? el.textContent?.trim().slice(0, 30)}` };
+    });
+    if (focused?.id) {
+      reached.add(focused.id);
+      if (!focused.visible) invisible.push(focused.what);
+    }
+  }
+  expect(reached.size, 'controls reached by Tab').toBe(total);
+  expect(invisible, 'controls without a visible focus').toEqual([]);
+});
