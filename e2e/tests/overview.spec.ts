@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { API_URL, DASHBOARD_URL, E2E_API_KEY } from '../stack';
+import { failOnConsoleErrors } from '../console-errors';
 
 /**
  * The Overview against the real stack: compactions are produced by the worker from real agent
@@ -34,17 +35,7 @@ interface Summary {
 }
 
 // Every test fails on a console error or an uncaught exception in the page.
-let problems: string[];
-test.beforeEach(({ page }) => {
-  problems = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-});
-test.afterEach(() => {
-  expect(problems, 'errors in the browser console').toEqual([]);
-});
+failOnConsoleErrors(test);
 
 let api: APIRequestContext;
 const compactedId = uid('overview-compacted');

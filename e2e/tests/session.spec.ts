@@ -12,22 +12,14 @@ import {
   type UsageSeries,
 } from '../session-seed';
 import { API_URL, DASHBOARD_URL, E2E_API_KEY } from '../stack';
+import { failOnConsoleErrors } from '../console-errors';
 
 const screenshotDir = resolve(__dirname, '../../test-results/screenshots');
 const screenshot = (page: Page, name: string) => page.screenshot({ path: resolve(screenshotDir, `${name}.png`), fullPage: true });
 const horizontalOverflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
-let problems: string[];
-test.beforeEach(({ page }) => {
-  problems = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-});
-test.afterEach(() => {
-  expect(problems, 'errors in the browser console').toEqual([]);
-});
+// Every test fails on a console error or an uncaught exception in the page.
+failOnConsoleErrors(test);
 
 interface Snapshot {
   id: string;

@@ -2,6 +2,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { resolve } from 'node:path';
 import { api, seedCompactedSession, seedSmallSession, uniqueId, useApiKey, type SessionView } from '../session-seed';
 import { DASHBOARD_NO_API_URL } from '../stack';
+import { failOnConsoleErrors } from '../console-errors';
 
 const screenshotDir = resolve(__dirname, '../../test-results/screenshots');
 const screenshot = (page: Page, name: string) => page.screenshot({ path: resolve(screenshotDir, `${name}.png`), fullPage: true });
@@ -10,17 +11,8 @@ const horizontalOverflow = (page: Page) => page.evaluate(() => document.document
 /** Rows per page of the Sessions table (SESSIONS_PAGE_SIZE). */
 const PAGE_SIZE = 25;
 
-let problems: string[];
-test.beforeEach(({ page }) => {
-  problems = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-});
-test.afterEach(() => {
-  expect(problems, 'errors in the browser console').toEqual([]);
-});
+// Every test fails on a console error or an uncaught exception in the page.
+failOnConsoleErrors(test);
 
 const rows = (page: Page) => page.getByTestId('session-row');
 const rowIds = (page: Page) => rows(page).evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-session-id') ?? ''));

@@ -2,6 +2,7 @@ import { expect, test, type APIRequestContext, type Page } from '@playwright/tes
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { API_URL, DASHBOARD_URL, E2E_API_KEY } from '../stack';
+import { failOnConsoleErrors } from '../console-errors';
 
 /**
  * Settings against the real stack: the key entered once through the form (kept in an httpOnly
@@ -13,17 +14,8 @@ const screenshotDir = resolve(__dirname, '../../test-results/screenshots');
 const screenshot = (page: Page, name: string) => page.screenshot({ path: resolve(screenshotDir, `${name}.png`), fullPage: true });
 const uid = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
 
-let problems: string[];
-test.beforeEach(({ page }) => {
-  problems = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-});
-test.afterEach(() => {
-  expect(problems, 'errors in the browser console').toEqual([]);
-});
+// Every test fails on a console error or an uncaught exception in the page.
+failOnConsoleErrors(test);
 
 let api: APIRequestContext;
 test.beforeAll(async ({ playwright }) => {

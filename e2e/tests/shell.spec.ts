@@ -1,6 +1,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { resolve } from 'node:path';
 import { DASHBOARD_NO_API_URL, DEAD_API_URL } from '../stack';
+import { failOnConsoleErrors } from '../console-errors';
 
 const screenshotDir = resolve(__dirname, '../../test-results/screenshots');
 const screenshot = (page: Page, name: string) => page.screenshot({ path: resolve(screenshotDir, `${name}.png`), fullPage: true });
@@ -15,17 +16,7 @@ const PAGES = [
 ] as const;
 
 // Every test fails on a console error or an uncaught exception in the page.
-let problems: string[];
-test.beforeEach(({ page }) => {
-  problems = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-  });
-  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-});
-test.afterEach(() => {
-  expect(problems, 'errors in the browser console').toEqual([]);
-});
+failOnConsoleErrors(test);
 
 async function expectCurrent(page: Page, current: (typeof PAGES)[number]['name']) {
   const nav = page.getByRole('navigation', { name: 'Main' });

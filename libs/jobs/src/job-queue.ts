@@ -35,6 +35,12 @@ export class JobQueue {
     return job.id;
   }
 
+  /** How many jobs of a queue wait (prioritized ones included), run, wait for a retry, or failed for good. */
+  async depth(name: QueueName): Promise<{ waiting: number; active: number; delayed: number; failed: number }> {
+    const counts = await this.queue(name).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed');
+    return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 };
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
   }

@@ -61,3 +61,15 @@ export async function startBuiltApp(app: 'api' | 'worker', env: Record<string, s
     },
   };
 }
+
+/**
+ * The built worker on an API's database, Redis and queue prefix (the offline summarizer unless
+ * `env` says otherwise), resolved once it says it started.
+ */
+export function startWorkerFor(config: { DATABASE_URL: string; REDIS_URL: string; QUEUE_PREFIX: string }, env: Record<string, string> = {}): Promise<RunningApp> {
+  return startBuiltApp(
+    'worker',
+    { DATABASE_URL: config.DATABASE_URL, REDIS_URL: config.REDIS_URL, QUEUE_PREFIX: config.QUEUE_PREFIX, COMPACTOR_SUMMARIZER: 'local', LOG_LEVEL: 'info', ...env },
+    /Compactor worker started/,
+  );
+}

@@ -3,3 +3,4 @@ export * from './test-redis';
 export * from './poll';
 export * from './built-app';
 export * from './fake-llm';
+export * from './swe-agent';

@@ -1,19 +1,12 @@
 import { JobName, JobQueue, QueueName } from '@compactor/jobs';
-import { pollUntil, RunningApp, startBuiltApp } from '@compactor/testing';
+import { longSweAgentSession, pollUntil, RunningApp, startWorkerFor } from '@compactor/testing';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
 
-const DATA = path.resolve(__dirname, '../../../../testdata/swe-agent-trajectories');
-const load = (file: string) => JSON.parse(readFileSync(path.join(DATA, file), 'utf8')).history as Record<string, unknown>[];
 /** A long real session (the SWE-agent runs of testdata/ one after another), as in compaction.int-spec.ts. */
-const LONG = readdirSync(DATA)
-  .filter((f) => f.endsWith('.traj'))
-  .sort()
-  .flatMap((f, i) => (i === 0 ? load(f) : load(f).filter((m) => m.role !== 'system')));
+const LONG = longSweAgentSession();
 
 interface AppendResponse {
   lastSeq: number;
@@ -103,11 +96,7 @@ describe('usage and analytics', () => {
     keyB = await api.tenantKey();
     db = new Client({ connectionString: api.config.DATABASE_URL });
     await db.connect();
-    worker = await startBuiltApp(
-      'worker',
-      { DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, COMPACTOR_SUMMARIZER: 'local', LOG_LEVEL: 'info' },
-      /Compactor worker started/,
-    );
+    worker = await startWorkerFor(api.config);
     // Tenant A: a long real session that compacts in the background; each scheduled run is awaited before the next append.
     for (let i = 0; i < LONG.length; i += 8) {
       const res: AppendResponse = (

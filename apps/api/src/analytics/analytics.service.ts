@@ -103,13 +103,7 @@ export class AnalyticsService {
     };
   }
 
-  private async queueDepth(): Promise<QueueDepth> {
-    const counts = await this.queue.queue(QueueName.Compaction).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed');
-    return {
-      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
-      active: counts.active ?? 0,
-      delayed: counts.delayed ?? 0,
-      failed: counts.failed ?? 0,
-    };
+  private queueDepth(): Promise<QueueDepth> {
+    return this.queue.depth(QueueName.Compaction);
   }
 }

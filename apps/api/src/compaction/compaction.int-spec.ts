@@ -1,21 +1,14 @@
 import { CanonicalMessage, isPresetImplemented, PRESET_NAMES, providerValidityProblems } from '@compactor/compaction';
-import { pollUntil, RunningApp, startBuiltApp } from '@compactor/testing';
+import { longSweAgentSession, pollUntil, RunningApp, startWorkerFor } from '@compactor/testing';
 import { PrismaService } from '@compactor/persistence';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
 
-const DATA = path.resolve(__dirname, '../../../../testdata/swe-agent-trajectories');
-const load = (file: string) => JSON.parse(readFileSync(path.join(DATA, file), 'utf8')).history as Record<string, unknown>[];
 /**
  * A long real session: the five SWE-agent runs of testdata/ one after another, as one agent
  * taking task after task (~55,000 tokens; the system prompt of the first run only).
  */
-const LONG = readdirSync(DATA)
-  .filter((f) => f.endsWith('.traj'))
-  .sort()
-  .flatMap((f, i) => (i === 0 ? load(f) : load(f).filter((m) => m.role !== 'system')));
+const LONG = longSweAgentSession();
 const PRESETS = PRESET_NAMES.filter((p) => isPresetImplemented(p));
 
 /** An OpenAI-shape call of seed 001's watermark tool and its result. */
@@ -47,11 +40,7 @@ describe('compaction through HTTP, with a worker process', () => {
   beforeAll(async () => {
     api = await startTestApi();
     key = await api.tenantKey();
-    worker = await startBuiltApp(
-      'worker',
-      { DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, COMPACTOR_SUMMARIZER: 'local', LOG_LEVEL: 'info' },
-      /Compactor worker started/,
-    );
+    worker = await startWorkerFor(api.config);
   }, 60_000);
   afterAll(async () => {
     await worker?.stop();

@@ -1,17 +1,10 @@
 import { CanonicalMessage, providerValidityProblems } from '@compactor/compaction';
-import { FakeLlm, pollUntil, RunningApp, startBuiltApp, startFakeLlm } from '@compactor/testing';
+import { FakeLlm, longSweAgentSession, pollUntil, RunningApp, startBuiltApp, startFakeLlm } from '@compactor/testing';
 import { PrismaService } from '@compactor/persistence';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
 
-const DATA = path.resolve(__dirname, '../../../../testdata/swe-agent-trajectories');
-const load = (file: string) => JSON.parse(readFileSync(path.join(DATA, file), 'utf8')).history as Record<string, unknown>[];
-const LONG = readdirSync(DATA)
-  .filter((f) => f.endsWith('.traj'))
-  .sort()
-  .flatMap((f, i) => (i === 0 ? load(f) : load(f).filter((m) => m.role !== 'system')));
+const LONG = longSweAgentSession();
 
 /**
  * Guarantee 6 and the one-run-per-session rule, with the summarizer held mid-call: the worker

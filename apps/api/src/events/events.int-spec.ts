@@ -1,12 +1,10 @@
 import { EventPublisher, eventChannel } from '@compactor/jobs';
 import { EventRepository, PrismaService } from '@compactor/persistence';
-import { pollUntil, RunningApp, startBuiltApp } from '@compactor/testing';
+import { longSweAgentSession, pollUntil, RunningApp, startBuiltApp, startWorkerFor } from '@compactor/testing';
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { AddressInfo, createServer } from 'node:net';
-import path from 'node:path';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
 import { EventStreamService } from './event-stream.service';
@@ -81,12 +79,8 @@ const freePort = () =>
     });
   });
 
-const DATA = path.resolve(__dirname, '../../../../testdata/swe-agent-trajectories');
 /** Real agent messages, enough to cross a 32k window's threshold several times. */
-const LONG = readdirSync(DATA)
-  .filter((f) => f.endsWith('.traj'))
-  .sort()
-  .flatMap((f, i) => (JSON.parse(readFileSync(path.join(DATA, f), 'utf8')).history as Record<string, unknown>[]).filter((m) => i === 0 || m.role !== 'system'));
+const LONG = longSweAgentSession();
 
 describe('session events: GET /v1/sessions/:id/events', () => {
   let api: TestApi;
@@ -333,11 +327,7 @@ describe('session events: GET /v1/sessions/:id/events', () => {
   describe('with a worker process', () => {
     let worker: RunningApp;
     beforeAll(async () => {
-      worker = await startBuiltApp(
-        'worker',
-        { DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, COMPACTOR_SUMMARIZER: 'local', LOG_LEVEL: 'info' },
-        /Compactor worker started/,
-      );
+      worker = await startWorkerFor(api.config);
     }, 60_000);
     afterAll(async () => {
       await worker?.stop();

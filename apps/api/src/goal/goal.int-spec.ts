@@ -1,17 +1,8 @@
-import { FakeLlm, pollUntil, RunningApp, startBuiltApp, startFakeLlm } from '@compactor/testing';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { FakeLlm, longSweAgentSession, pollUntil, RunningApp, startBuiltApp, startFakeLlm } from '@compactor/testing';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
 
-const DATA = path.resolve(__dirname, '../../../../testdata/swe-agent-trajectories');
-const LONG = readdirSync(DATA)
-  .filter((f) => f.endsWith('.traj'))
-  .sort()
-  .flatMap((f, i) => {
-    const history = JSON.parse(readFileSync(path.join(DATA, f), 'utf8')).history as Record<string, unknown>[];
-    return i === 0 ? history : history.filter((m) => m.role !== 'system');
-  });
+const LONG = longSweAgentSession();
 
 /**
  * Seed 004's goal-aware compression over the wire: with an LLM summarizer (the fake OpenAI

@@ -1,16 +1,9 @@
-import { pollUntil, RunningApp, startBuiltApp } from '@compactor/testing';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
+import { longSweAgentSession, pollUntil, RunningApp, startWorkerFor } from '@compactor/testing';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
 
-const DATA = path.resolve(__dirname, '../../../../testdata/swe-agent-trajectories');
-const load = (file: string) => JSON.parse(readFileSync(path.join(DATA, file), 'utf8')).history as Record<string, unknown>[];
 /** The five real SWE-agent runs one after another (~55,000 tokens). */
-const LONG = readdirSync(DATA)
-  .filter((f) => f.endsWith('.traj'))
-  .sort()
-  .flatMap((f, i) => (i === 0 ? load(f) : load(f).filter((m) => m.role !== 'system')));
+const LONG = longSweAgentSession();
 
 interface Snapshot {
   id: string;
@@ -33,11 +26,7 @@ describe('snapshots, undo, diff, goal and export', () => {
   beforeAll(async () => {
     api = await startTestApi();
     key = await api.tenantKey();
-    worker = await startBuiltApp(
-      'worker',
-      { DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, COMPACTOR_SUMMARIZER: 'local', LOG_LEVEL: 'info' },
-      /Compactor worker started/,
-    );
+    worker = await startWorkerFor(api.config);
   }, 60_000);
   afterAll(async () => {
     await worker?.stop();

@@ -86,13 +86,7 @@ export class StatusService {
     return beats.sort((a, b) => a.startedAt.localeCompare(b.startedAt) || a.id.localeCompare(b.id)).map(toWorkerView);
   }
 
-  private async queueDepth(): Promise<QueueDepth> {
-    const counts = await this.queue.queue(QueueName.Compaction).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed');
-    return {
-      waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0),
-      active: counts.active ?? 0,
-      delayed: counts.delayed ?? 0,
-      failed: counts.failed ?? 0,
-    };
+  private queueDepth(): Promise<QueueDepth> {
+    return this.queue.depth(QueueName.Compaction);
   }
 }
