@@ -28,7 +28,7 @@ const int = (n: number) => n.toLocaleString('en-US');
 interface Summary {
   tokensSaved: number;
   compactions: { total: number; succeeded: number; skipped: number; failed: number; queued: number; running: number };
-  compactionsPerDay: { day: string; count: number; succeeded: number; skipped: number; failed: number; tokensSaved: number }[];
+  compactionsPerDay: { day: string; count: number; succeeded: number; skipped: number; failed: number; tokensSaved: number; llmCalls: number; llmTokens: number; llmCostUsd: number }[];
   compressionRatios: { median: number | null; buckets: { from: number; to: number; count: number }[] };
   sessionsNearBudget: { count: number; sessions: { id: string; utilization: number }[] };
   llm: { calls: number; costUsd: number };
@@ -175,6 +175,16 @@ test('the figures and charts show what the API reports, for 7, 30 and 90 days', 
     await expect(saved.locator('.recharts-area-dots .recharts-area-dot, .recharts-area-dots circle').first()).toBeAttached();
     await expect(saved.locator('.recharts-area-dots circle')).toHaveCount(days);
     await expect(page.getByTestId('chart-tokens-saved-summary')).toContainText(`${int(s.tokensSaved)} tokens saved in ${days} days`);
+
+    // Summarizer cost per day: a row per day with the API's calls and tokens (the local summarizer costs nothing).
+    const cost = page.getByTestId('chart-llm-cost');
+    await expect(cost.locator('table tbody tr')).toHaveCount(days);
+    const costRows = cost.locator('table tbody tr');
+    for (const [i, d] of s.compactionsPerDay.entries()) {
+      if (d.llmCalls === 0 && i !== days - 1) continue;
+      await expect(costRows.nth(i).locator('td')).toHaveText(['$0.00', int(d.llmCalls), int(d.llmTokens)]);
+    }
+    expect(s.compactionsPerDay.reduce((n, d) => n + d.llmCalls, 0)).toBe(s.llm.calls);
 
     // The histogram: ten buckets, counts as the API gives them.
     const ratio = page.getByTestId('chart-ratio');

@@ -120,6 +120,15 @@ export class CompactionDay {
 
   @ApiProperty()
   tokensSaved!: number;
+
+  @ApiProperty({ description: "Summarizer calls of that day's jobs, retries and dry runs included." })
+  llmCalls!: number;
+
+  @ApiProperty({ description: 'Summarizer input + output tokens of that day.' })
+  llmTokens!: number;
+
+  @ApiProperty({ description: 'Summarizer cost of that day, in US dollars.' })
+  llmCostUsd!: number;
 }
 
 export class LlmUsage {

@@ -280,6 +280,11 @@ describe('usage and analytics', () => {
           recent: [{ jobId: bJobs.f1, sessionId: sessionB, trigger: 'manual', error: 'upstream answered 503', at: '2025-03-02T00:00:05.000Z' }],
         },
       });
+      // The summarizer's usage per day adds up to the range's totals (dry runs included).
+      type Day = { llmCalls: number; llmTokens: number; llmCostUsd: number };
+      expect(sum(s.compactionsPerDay.map((d: Day) => d.llmCalls))).toBe(7);
+      expect(sum(s.compactionsPerDay.map((d: Day) => d.llmTokens))).toBe(6_710);
+      expect(sum(s.compactionsPerDay.map((d: Day) => d.llmCostUsd))).toBeCloseTo(0.5135, 6);
       expect(s.compressionRatios.median).toBeCloseTo(0.475, 10);
       expect(s.compressionRatios.buckets.filter((b: { count: number }) => b.count > 0)).toEqual([
         { from: 0.2, to: 0.3, count: 1 },
@@ -293,7 +298,7 @@ describe('usage and analytics', () => {
       expect(edge.tokensSaved).toBe(2_000);
       const nextDay = await summary(keyB, '?from=2025-03-03&to=2025-03-03');
       expect(nextDay.compactions).toMatchObject({ total: 1, succeeded: 1 });
-      expect(nextDay.compactionsPerDay).toEqual([{ day: '2025-03-03', count: 1, succeeded: 1, skipped: 0, failed: 0, tokensSaved: 3_000 }]);
+      expect(nextDay.compactionsPerDay).toEqual([{ day: '2025-03-03', count: 1, succeeded: 1, skipped: 0, failed: 0, tokensSaved: 3_000, llmCalls: 0, llmTokens: 0, llmCostUsd: 0 }]);
       const offset = await summary(keyB, `?from=${encodeURIComponent('2025-03-02T01:00:00+01:00')}&to=2025-03-02`);
       expect(offset.from).toBe('2025-03-02T00:00:00.000Z');
       expect(offset.compactions.total).toBe(2);

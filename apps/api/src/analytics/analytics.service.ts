@@ -76,7 +76,17 @@ export class AnalyticsService {
         buckets: ratioBuckets(ratios.buckets),
         median: ratios.median === null ? null : round(ratios.median, 6),
       },
-      compactionsPerDay: perDay.map((d) => ({ day: d.day, count: d.total, succeeded: d.succeeded, skipped: d.skipped, failed: d.failed, tokensSaved: d.tokensSaved })),
+      compactionsPerDay: perDay.map((d) => ({
+        day: d.day,
+        count: d.total,
+        succeeded: d.succeeded,
+        skipped: d.skipped,
+        failed: d.failed,
+        tokensSaved: d.tokensSaved,
+        llmCalls: d.llmCalls,
+        llmTokens: d.llmInputTokens + d.llmOutputTokens,
+        llmCostUsd: round(d.llmCostUsd, 6),
+      })),
       llm: {
         calls: total('llmCalls'),
         inputTokens: total('llmInputTokens'),

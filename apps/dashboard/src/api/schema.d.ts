@@ -611,6 +611,12 @@ export interface components {
              */
             day: string;
             failed: number;
+            /** @description Summarizer calls of that day's jobs, retries and dry runs included. */
+            llmCalls: number;
+            /** @description Summarizer cost of that day, in US dollars. */
+            llmCostUsd: number;
+            /** @description Summarizer input + output tokens of that day. */
+            llmTokens: number;
             skipped: number;
             succeeded: number;
             tokensSaved: number;

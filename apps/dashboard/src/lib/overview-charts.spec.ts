@@ -2,6 +2,8 @@ import {
   compactionDayPoints,
   compactionsSummary,
   hasActivity,
+  llmCostPoints,
+  llmCostSummary,
   nearBudgetRows,
   ratioBucketPoints,
   ratioSummary,
@@ -11,7 +13,7 @@ import {
 } from './overview-charts';
 import { analyticsSummarySchema } from './overview-schema';
 
-const day = (d: string, counts: Partial<AnalyticsSummary['compactionsPerDay'][number]> = {}) => ({ day: d, count: 0, succeeded: 0, skipped: 0, failed: 0, tokensSaved: 0, ...counts });
+const day = (d: string, counts: Partial<AnalyticsSummary['compactionsPerDay'][number]> = {}) => ({ day: d, count: 0, succeeded: 0, skipped: 0, failed: 0, tokensSaved: 0, llmCalls: 0, llmTokens: 0, llmCostUsd: 0, ...counts });
 
 const buckets = (counts: number[]) => counts.map((count, i) => ({ from: i / 10, to: (i + 1) / 10, count }));
 
@@ -56,6 +58,26 @@ describe('compactions per day', () => {
     expect(points.map((p) => p.tokensSaved)).toEqual([9000, 1500, 0]);
     expect(tokensSavedSummary(points)).toBe('10,500 tokens saved in 3 days; most on Nov 22 (9,000).');
     expect(tokensSavedSummary(tokensSavedPoints([day('2026-11-24')]))).toBe('No tokens saved in these 1 day.');
+  });
+});
+
+describe('summarizer cost per day', () => {
+  it('has one point per day with its cost, calls and tokens, and names the costliest day', () => {
+    const days = [day('2026-11-21'), day('2026-11-22', { llmCalls: 3, llmTokens: 9000, llmCostUsd: 0.0123 }), day('2026-11-23', { llmCalls: 1, llmTokens: 2000, llmCostUsd: 0.004 })];
+    const points = llmCostPoints(days);
+    expect(points.map((p) => [p.day, p.costUsd, p.calls, p.tokens])).toEqual([
+      ['2026-11-21', 0, 0, 0],
+      ['2026-11-22', 0.0123, 3, 9000],
+      ['2026-11-23', 0.004, 1, 2000],
+    ]);
+    expect(llmCostSummary(points)).toBe('$0.02 for 4 summarizer calls in 3 days; most on Nov 22 ($0.01).');
+  });
+
+  it('says when the summarizer was free or not called', () => {
+    expect(llmCostSummary(llmCostPoints([day('2026-11-22')]))).toBe('No summarizer calls in this range (1 day).');
+    expect(llmCostSummary(llmCostPoints([day('2026-11-22', { llmCalls: 5, llmTokens: 800 })]))).toBe(
+      '$0.00 for 5 summarizer calls in 1 day (the summarizer is free: the local one, or no prices known).',
+    );
   });
 });
 

@@ -1,5 +1,5 @@
 import type { components } from '../api/schema';
-import { formatDay, formatInt, formatPercent } from './overview-format';
+import { formatDay, formatInt, formatPercent, formatUsd } from './overview-format';
 
 /**
  * Pure adapters from the API's analytics summary to what the Overview's charts and their text
@@ -23,6 +23,14 @@ export interface TokensSavedPoint {
   day: string;
   label: string;
   tokensSaved: number;
+}
+
+export interface LlmCostPoint {
+  day: string;
+  label: string;
+  costUsd: number;
+  calls: number;
+  tokens: number;
 }
 
 export interface RatioBucketPoint {
@@ -53,6 +61,11 @@ export function compactionDayPoints(days: Schemas['CompactionDay'][]): Compactio
 
 export function tokensSavedPoints(days: Schemas['CompactionDay'][]): TokensSavedPoint[] {
   return days.map((d) => ({ day: d.day, label: formatDay(d.day), tokensSaved: d.tokensSaved }));
+}
+
+/** The summarizer's cost per UTC day (with its calls and tokens for the table and tooltip). */
+export function llmCostPoints(days: Schemas['CompactionDay'][]): LlmCostPoint[] {
+  return days.map((d) => ({ day: d.day, label: formatDay(d.day), costUsd: d.llmCostUsd, calls: d.llmCalls, tokens: d.llmTokens }));
 }
 
 /** Whether `median` lies in [from, to), or in the last bucket when it is its upper bound. */
@@ -104,6 +117,16 @@ export function tokensSavedSummary(points: TokensSavedPoint[]): string {
   if (total === 0) return `No tokens saved in these ${days}.`;
   const top = busiest(points, (p) => p.tokensSaved)!;
   return `${plural(total, 'token')} saved in ${days}; most on ${top.label} (${formatInt(top.tokensSaved)}).`;
+}
+
+export function llmCostSummary(points: LlmCostPoint[]): string {
+  const calls = points.reduce((s, p) => s + p.calls, 0);
+  const cost = points.reduce((s, p) => s + p.costUsd, 0);
+  const days = plural(points.length, 'day');
+  if (calls === 0) return `No summarizer calls in this range (${days}).`;
+  const top = busiest(points, (p) => p.costUsd);
+  const most = top ? `; most on ${top.label} (${formatUsd(top.costUsd)})` : ' (the summarizer is free: the local one, or no prices known)';
+  return `${formatUsd(cost)} for ${plural(calls, 'summarizer call')} in ${days}${most}.`;
 }
 
 export function ratioSummary(points: RatioBucketPoint[], median: number | null | undefined): string {

@@ -19,6 +19,9 @@ const compactionDay: z.ZodType<Schemas['CompactionDay']> = z.object({
   skipped: count,
   failed: count,
   tokensSaved: z.number(),
+  llmCalls: count,
+  llmTokens: count,
+  llmCostUsd: z.number().min(0),
 });
 
 const queueDepth: z.ZodType<Schemas['QueueDepth']> = z.object({ waiting: count, active: count, delayed: count, failed: count });

@@ -1,8 +1,8 @@
 'use client';
 
 import { Area, AreaChart, Bar, BarChart, CartesianGrid, Legend, Tooltip, XAxis, YAxis } from 'recharts';
-import type { CompactionDayPoint, RatioBucketPoint, TokensSavedPoint } from '../../lib/overview-charts';
-import { formatCompact, formatInt } from '../../lib/overview-format';
+import type { CompactionDayPoint, LlmCostPoint, RatioBucketPoint, TokensSavedPoint } from '../../lib/overview-charts';
+import { formatCompact, formatInt, formatUsd } from '../../lib/overview-format';
 
 /**
  * The Overview's recharts charts: thin wrappers that draw points shaped by lib/overview-charts.ts.
@@ -18,6 +18,7 @@ export const CHART_COLORS = {
   saved: '#2f5bd3',
   ratio: '#7b93d9',
   median: '#2f5bd3',
+  cost: '#8a4b08',
 } as const;
 
 const HEIGHT = 240;
@@ -65,6 +66,18 @@ export function TokensSavedChart({ points, title }: { points: TokensSavedPoint[]
         isAnimationActive={false}
       />
     </AreaChart>
+  );
+}
+
+export function LlmCostChart({ points, title }: { points: LlmCostPoint[]; title: string }) {
+  return (
+    <BarChart responsive style={chartStyle} data={points} margin={margin} title={title}>
+      <CartesianGrid vertical={false} stroke="#e6e9ee" />
+      <XAxis dataKey="label" tick={axisTick} tickLine={false} interval="preserveStartEnd" minTickGap={12} />
+      <YAxis tick={axisTick} tickLine={false} axisLine={false} width={56} tickFormatter={(v) => formatUsd(Number(v))} />
+      <Tooltip formatter={(value) => formatUsd(Number(value))} />
+      <Bar dataKey="costUsd" name="Summarizer cost (USD)" fill={CHART_COLORS.cost} isAnimationActive={false} />
+    </BarChart>
   );
 }
 

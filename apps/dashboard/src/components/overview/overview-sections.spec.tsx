@@ -11,7 +11,7 @@ const empty: AnalyticsSummary = {
   tokensSaved: 0,
   compactions: { total: 0, succeeded: 0, skipped: 0, failed: 0, queued: 0, running: 0 },
   compressionRatios: { buckets: Array.from({ length: 10 }, (_, i) => ({ from: i / 10, to: (i + 1) / 10, count: 0 })), median: null },
-  compactionsPerDay: ['2026-11-22', '2026-11-23'].map((day) => ({ day, count: 0, succeeded: 0, skipped: 0, failed: 0, tokensSaved: 0 })),
+  compactionsPerDay: ['2026-11-22', '2026-11-23'].map((day) => ({ day, count: 0, succeeded: 0, skipped: 0, failed: 0, tokensSaved: 0, llmCalls: 0, llmTokens: 0, llmCostUsd: 0 })),
   llm: { calls: 0, inputTokens: 0, outputTokens: 0, costUsd: 0 },
   failures: { total: 0, perDay: [], recent: [] },
   queueDepth: { waiting: 2, active: 1, delayed: 0, failed: 0 },

@@ -7,13 +7,15 @@ import {
   ratioBucketPoints,
   ratioSummary,
   tokensSavedPoints,
+  llmCostPoints,
+  llmCostSummary,
   tokensSavedSummary,
   type AnalyticsSummary,
 } from '../../lib/overview-charts';
 import { formatAgo, formatInstant, formatInt, formatPercent, formatUsd } from '../../lib/overview-format';
 import { RANGE_OPTIONS, rangeHref, type RangeDays } from '../../lib/overview-range';
 import { ChartFigure } from './chart-figure';
-import { CompactionsPerDayChart, RatioHistogram, TokensSavedChart } from './charts';
+import { CompactionsPerDayChart, LlmCostChart, RatioHistogram, TokensSavedChart } from './charts';
 import styles from './overview.module.css';
 
 /** The date range as links (`?range=`), so it is bookmarkable and works without JavaScript. */
@@ -99,6 +101,7 @@ export function OverviewCharts({ summary, days }: { summary: AnalyticsSummary; d
   const perDay = compactionDayPoints(summary.compactionsPerDay);
   const saved = tokensSavedPoints(summary.compactionsPerDay);
   const ratios = ratioBucketPoints(summary.compressionRatios);
+  const cost = llmCostPoints(summary.compactionsPerDay);
   return (
     <div className={styles.charts}>
       <ChartFigure
@@ -140,6 +143,21 @@ export function OverviewCharts({ summary, days }: { summary: AnalyticsSummary; d
         rows={ratios.map((p) => ({ label: p.hasMedian ? `${p.label} (median)` : p.label, count: p.count }))}
       >
         <RatioHistogram points={ratios} title="Compression ratio histogram: share of the context kept" />
+      </ChartFigure>
+      <ChartFigure
+        id="chart-llm-cost"
+        title="Summarizer cost per day"
+        summary={llmCostSummary(cost)}
+        wide
+        columns={[
+          { key: 'label', label: 'Day (UTC)' },
+          { key: 'cost', label: 'Cost (USD)', numeric: true },
+          { key: 'calls', label: 'Calls', numeric: true },
+          { key: 'tokens', label: 'Tokens', numeric: true },
+        ]}
+        rows={cost.map((p) => ({ label: p.label, cost: formatUsd(p.costUsd), calls: p.calls, tokens: p.tokens }))}
+      >
+        <LlmCostChart points={cost} title="Summarizer cost per day, in US dollars" />
       </ChartFigure>
     </div>
   );
