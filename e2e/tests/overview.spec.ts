@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { API_URL, DASHBOARD_URL, E2E_API_KEY } from '../stack';
 import { failOnConsoleErrors } from '../console-errors';
+import { tabThroughControls } from '../keyboard';
 
 /**
  * The Overview against the real stack: compactions are produced by the worker from real agent
@@ -230,30 +231,8 @@ test('every control of the Overview is reachable by Tab, with a visible focus', 
   await page.goto('/');
   await expect(page.getByTestId('chart-compactions').locator('.recharts-bar-rectangle').first()).toBeVisible();
   await expect(page.getByTestId('near-budget-row').first()).toBeVisible();
-  const total = await page.evaluate(() => {
-    const focusable = Array.from(document.querySelectorAll<HTMLElement>('a[href], button:not([disabled]), input:not([type="hidden"]):not([disabled]), summary, [tabindex]:not([tabindex="-1"])')).filter(
-      (el) => el.getClientRects().length > 0,
-    );
-    focusable.forEach((el, i) => el.setAttribute('data-kb', String(i)));
-    return focusable.length;
-  });
+  const { total, reached, invisible } = await tabThroughControls(page);
   expect(total).toBeGreaterThan(10);
-  const reached = new Set<string>();
-  const invisible: string[] = [];
-  for (let i = 0; i < total + 10 && reached.size < total; i++) {
-    await page.keyboard.press('Tab');
-    const focused = await page.evaluate(() => {
-      const el = document.activeElement as HTMLElement | null;
-      if (!el) return null;
-      const style = getComputedStyle(el);
-      const visible = (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== 'none';
-      return { id: el.getAttribute('data-kb'), visible, what: `${el.tagName} ${el.textContent?.trim().slice(0, 30)}` };
-    });
-    if (focused?.id) {
-      reached.add(focused.id);
-      if (!focused.visible) invisible.push(focused.what);
-    }
-  }
   expect(reached.size, 'controls reached by Tab').toBe(total);
   expect(invisible, 'controls without a visible focus').toEqual([]);
 });

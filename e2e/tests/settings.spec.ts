@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { API_URL, DASHBOARD_URL, E2E_API_KEY } from '../stack';
 import { failOnConsoleErrors } from '../console-errors';
+import { tabThroughControls } from '../keyboard';
 
 /**
  * Settings against the real stack: the key entered once through the form (kept in an httpOnly
@@ -190,30 +191,8 @@ test('Settings fits 1280 and 390 px wide, and every control is reachable by Tab 
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.goto('/settings');
   await expect(page.getByTestId('key-row').first()).toBeVisible();
-  const total = await page.evaluate(() => {
-    const focusable = Array.from(document.querySelectorAll<HTMLElement>('a[href], button:not([disabled]), input:not([type="hidden"]):not([disabled]), summary, [tabindex]:not([tabindex="-1"])')).filter(
-      (el) => el.getClientRects().length > 0,
-    );
-    focusable.forEach((el, i) => el.setAttribute('data-kb', String(i)));
-    return focusable.length;
-  });
+  const { total, reached, invisible } = await tabThroughControls(page);
   expect(total).toBeGreaterThan(8);
-  const reached = new Set<string>();
-  const invisible: string[] = [];
-  for (let i = 0; i < total + 10 && reached.size < total; i++) {
-    await page.keyboard.press('Tab');
-    const focused = await page.evaluate(() => {
-      const el = document.activeElement as HTMLElement | null;
-      if (!el) return null;
-      const style = getComputedStyle(el);
-      const visible = (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== 'none';
-      return { id: el.getAttribute('data-kb'), visible, what: `${el.tagName} ${el.getAttribute('name') ?? el.textContent?.trim().slice(0, 30)}` };
-    });
-    if (focused?.id) {
-      reached.add(focused.id);
-      if (!focused.visible) invisible.push(focused.what);
-    }
-  }
   expect(reached.size, 'controls reached by Tab').toBe(total);
   expect(invisible, 'controls without a visible focus').toEqual([]);
 });

@@ -1,5 +1,5 @@
 import { CanonicalMessage, providerValidityProblems } from '@compactor/compaction';
-import { FakeLlm, longSweAgentSession, pollUntil, RunningApp, startBuiltApp, startFakeLlm } from '@compactor/testing';
+import { FakeLlm, longSweAgentSession, pollUntil, RunningApp, startFakeLlm, startWorkerFor } from '@compactor/testing';
 import { PrismaService } from '@compactor/persistence';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
@@ -22,18 +22,7 @@ describe('appends while a compaction runs', () => {
     fake = await startFakeLlm();
     api = await startTestApi();
     key = await api.tenantKey();
-    worker = await startBuiltApp(
-      'worker',
-      {
-        DATABASE_URL: api.config.DATABASE_URL,
-        REDIS_URL: api.config.REDIS_URL,
-        QUEUE_PREFIX: api.config.QUEUE_PREFIX,
-        COMPACTOR_SUMMARIZER: 'openai',
-        COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl,
-        OPENAI_API_KEY: 'sk-test-concurrency-0000000000',
-      },
-      /Compactor worker started/,
-    );
+    worker = await startWorkerFor(api.config, { COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-concurrency-0000000000' });
   }, 60_000);
   afterAll(async () => {
     await worker?.stop();

@@ -1,4 +1,4 @@
-import { FakeLlm, longSweAgentSession, pollUntil, RunningApp, startBuiltApp, startFakeLlm } from '@compactor/testing';
+import { FakeLlm, longSweAgentSession, pollUntil, RunningApp, startFakeLlm, startWorkerFor } from '@compactor/testing';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
 
@@ -19,19 +19,7 @@ describe('the goal record feeds the goal-aware summary prompt', () => {
     fake = await startFakeLlm();
     api = await startTestApi();
     key = await api.tenantKey();
-    worker = await startBuiltApp(
-      'worker',
-      {
-        DATABASE_URL: api.config.DATABASE_URL,
-        REDIS_URL: api.config.REDIS_URL,
-        QUEUE_PREFIX: api.config.QUEUE_PREFIX,
-        COMPACTOR_SUMMARIZER: 'openai',
-        COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl,
-        OPENAI_API_KEY: 'sk-test-goal-aware-000000000000',
-        LOG_LEVEL: 'info',
-      },
-      /Compactor worker started/,
-    );
+    worker = await startWorkerFor(api.config, { COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-goal-aware-000000000000' });
   }, 60_000);
   afterAll(async () => {
     await worker?.stop();
