@@ -86,6 +86,23 @@ describe('observation masking (balanced; SPEC.md Policies)', () => {
     expect(errorLines('all 40 tests passed\nok')).toEqual([]);
   });
 
+  it('failure lines: source code that names an error type is not a failure; a diagnostic keeps its indented detail line', () => {
+    // A file read: the listing raises errors, nothing failed.
+    const listing = ['[File: src/app/jobs.py (120 lines total)]', '41:    if not handler:', '42:        raise ValueError(f"invalid handler: {handler!r}")', '43:    return handler'].join('\n');
+    expect(errorLines(listing)).toEqual([]);
+    // A diff's import names an exception class; the Prisma failure after it is what went wrong.
+    const prisma = [
+      "+import { Injectable, NotFoundException } from '@nestjs/common';",
+      'PrismaClientKnownRequestError:',
+      'Invalid `prisma.coupon.create()` invocation:',
+      'Unique constraint failed on the fields: (`couponCode`)',
+      "  code: 'P2002'",
+    ].join('\n');
+    expect(errorLines(prisma)).toEqual(['PrismaClientKnownRequestError:', 'Unique constraint failed on the fields: (`couponCode`)', "code: 'P2002'"]);
+    const tsc = ['added 3 packages in 2s', "src/orders/order.service.ts(143,31): error TS2554: Expected 2 arguments, but got 4.", "  In the call to 'verifyOrder'."].join('\n');
+    expect(errorLines(tsc)).toEqual(["src/orders/order.service.ts(143,31): error TS2554: Expected 2 arguments, but got 4. In the call to 'verifyOrder'."]);
+  });
+
   it('replaces old tool outputs by a placeholder naming the tool and where the output is, and keeps the latest turns', () => {
     const s = session([
       { role: 'user', blocks: [text('go')] },

@@ -28,6 +28,14 @@ const GO_GOROUTINE = /^goroutine \d+ \[running\]:$/;
 const PY_FRAME = /^File "[^"]+", line \d+, in \S+/;
 
 const cut200 = (line: string) => (line.length > 200 ? `${line.slice(0, 199)}…` : line);
+/**
+ * Source code, not a report: numbered listing lines, diff lines, declarations and statements
+ * (`raise ValueError(…)` in a file read, `import { NotFoundException }` in a diff). A traceback's
+ * code line is followed by the exception line, which is the one to keep.
+ */
+const CODE_LINE =
+  /^(?:[+-]\s*)?(?:\d+\s*[:|]\s|\d+\t|import\s|from\s+\S+\s+import\s|export\s|(?:const|let|var|def|class|func|fn|package|return|raise|throw|elif|except|catch|public|private|protected|static)\b|#include\b|@\w)|[;{]\s*$/;
+const indentOf = (line: string) => line.length - line.trimStart().length;
 
 /**
  * Up to three distinct failure lines of an output, each cut to 200 characters, in their order
@@ -35,15 +43,21 @@ const cut200 = (line: string) => (line.length > 200 ? `${line.slice(0, 199)}…`
  * statuses), with the stack frame that says where, then other failure lines; run summaries last.
  */
 export function errorLines(text: string): string[] {
-  const lines = text.split('\n').map((l) => l.trim());
+  const raw = text.split('\n');
+  const lines = raw.map((l) => l.trim());
   const scored: { i: number; score: number }[] = [];
+  /** A named failure's indented continuation ("  In the call to 'f'.", a diagnostic's detail line) goes with it. */
+  const continuation = new Map<number, string>();
   let lastPyFrame = -1;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
     if (line.length === 0) continue;
     if (PY_FRAME.test(line)) lastPyFrame = i;
+    if (CODE_LINE.test(line)) continue;
     if (!ERROR_LINE.test(line) && !NAMED_FAILURE.test(line)) continue;
     const named = NAMED_FAILURE.test(line);
+    const next = lines[i + 1];
+    if (named && next && indentOf(raw[i + 1]) > indentOf(raw[i]) && !CODE_LINE.test(next) && !PY_FRAME.test(next) && !NAMED_FAILURE.test(next)) continuation.set(i, next);
     scored.push({ i, score: named ? 3 : SUMMARY_LINE.test(line) ? 0 : 1 });
     // A named failure's location: the innermost Python frame before it, or the Go frame after the panic.
     if (named && lastPyFrame >= 0 && lastPyFrame > i - 4) scored.push({ i: lastPyFrame, score: 2.5 });
@@ -61,7 +75,7 @@ export function errorLines(text: string): string[] {
     chosen.add(i);
     if (chosen.size === 3) break;
   }
-  return [...chosen].sort((a, b) => a - b).map((i) => cut200(lines[i]));
+  return [...chosen].sort((a, b) => a - b).map((i) => (continuation.has(i) ? `${cut200(lines[i])} ${cut200(continuation.get(i) ?? '')}` : cut200(lines[i])));
 }
 
 const resultText = (b: ToolResultBlock): string =>

@@ -52,6 +52,8 @@ interface RawUnit {
   norm?: string;
   /** The request's most on-topic sentences: they state the goal. */
   lead?: boolean;
+  /** A command whose outcome is unknown (its output was masked, or it printed nothing telling): the file ledger already says what it touched. */
+  blind?: boolean;
 }
 
 interface FileEntry {
@@ -456,6 +458,7 @@ export class Extractor {
       const failed = isError || meaningful.some(isErrorLine);
       const key = `cmd:${normForDedupe(base)}`;
       if (!command.editLike || failed) {
+        command.blind = !revealed && !failed && /^(?:output not kept|no output|\d+-line output)$/.test(outcome);
         command.text = truncateChars(`${base} → ${outcome}`, this.options.maxUnitChars);
         command.facts = [{ key, value: normForDedupe(outcome) }];
       } else command.facts = [{ key, value: 'ok' }];
@@ -539,8 +542,12 @@ export class Extractor {
     let lastAction: RawUnit | undefined;
     for (const r of this.raw) if (r.form === 'command' && (!lastAction || r.pos > lastAction.pos)) lastAction = r;
     if (lastAction) lastAction.bonus += 1.5;
-    const units: Unit[] = unique.map((r, i) =>
-      scoreUnit(r, terms[i], topical[i], goalTerms, maxPos, this.options.kind === 'merge', r.source === 'assistant' && r.form === 'prose' && recent.has(r.message)),
+    // A command on files whose outcome is unknown says no more than the files' records below (the latest action stays: it says where things stand).
+    const redundant = (r: RawUnit) => r.blind === true && r !== lastAction && (r.ownPaths?.length ?? 0) > 0;
+    const units: Unit[] = unique.flatMap((r, i) =>
+      redundant(r)
+        ? []
+        : [scoreUnit(r, terms[i], topical[i], goalTerms, maxPos, this.options.kind === 'merge', r.source === 'assistant' && r.form === 'prose' && recent.has(r.message))],
     );
     // Files: one record each, with what was done to it.
     for (const f of this.files.entries()) {
@@ -670,7 +677,9 @@ function scoreUnit(r: RawUnit, terms: string[], topical: number, goalTerms: Set<
   score += facts.length > 0 ? 1.5 : 0;
   score += Math.min(3, overlap(terms, goalTerms)) * 1.2;
   score += Math.min(2.5, topical * 0.6);
-  if (r.form === 'command') score += 1.5;
+  if (r.form === 'command' && !r.blind) score += 1.5;
+  // A command with no known outcome adds little to the file ledger's record of what it touched.
+  if (r.blind) score *= 0.4;
   if (r.lead) score += 2.5;
   if (category === 'task' && recentPlan) score += 1;
   else if (s.narration && s.decision === 0 && s.constraint === 0) score -= 0.8;

@@ -95,6 +95,25 @@ describe('LocalSummarizer', () => {
     expect(tokens(r.text)).toBeLessThanOrEqual(Math.floor(90 * 1.25));
   });
 
+  it('ranks stated choices and open items above commands whose output is not known any more', async () => {
+    // An agent that read and grepped a lot (outputs masked by an earlier step), decided once, and left one thing open.
+    const messages: CanonicalMessage[] = [user('Speed up the report export.')];
+    for (let i = 0; i < 40; i++) {
+      messages.push({ role: 'assistant', blocks: [{ type: 'tool_use', id: `r${i}`, name: 'Read', input: { file_path: `/repo/src/reports/part_${i}.ts` } }] });
+      messages.push({
+        role: 'user',
+        blocks: [{ type: 'tool_result', toolUseId: `r${i}`, content: `[masked tool output: Read, 80 lines, ~900 tokens; the full output is in the session history at seq ${i}]`, isError: false }],
+      });
+      if (i === 12) messages.push(assistant("Let's use a streaming CSV writer and drop the in-memory buffer; it keeps memory flat."));
+      if (i === 20) messages.push(assistant('Still open: rerun the slow export suite on staging.'));
+    }
+    const r = await summarizer.summarize(request(messages, 200));
+    expect(r.text).toContain('streaming CSV writer');
+    expect(r.text).toContain('rerun the slow export suite');
+    // The reads are recorded once each in the file list; "Read … → output not kept" lines would only repeat them (the latest action may stay: it says where things stand).
+    expect(r.text.match(/output not kept/g)?.length ?? 0).toBeLessThanOrEqual(1);
+  });
+
   it('keeps the latest value when a fact changes ("X is set to 5" then "X is set to 7")', async () => {
     const messages = [
       user('Please make the importer robust; it must not drop rows.'),

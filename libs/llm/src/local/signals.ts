@@ -100,14 +100,16 @@ define(
     'settled on|prefer|preferred|prefers|in favor of|in favour of|the fix is|the fix was|the solution is|the approach is|the plan is|the root cause|' +
     'the cause is|root cause|agreed|conclude|concluded|conclusion|better than|fits better|better fit|works better|simpler than|safer than|' +
     'switching|switch|migrate to|migrating to|moving to|move to|replace with|replacing|stick with|sticking with|keep using|go through|' +
-    'will go through|picked|pick|going for|trade-off|tradeoff|over the other|we settled|not worth',
+    "will go through|picked|pick|going for|trade-off|tradeoff|over the other|we settled|not worth|let's use|let's drop|we'll drop|" +
+    'ditch|ditching|replaced by|in place of|stay with|staying with',
 );
 define(
   TASK,
   'todo|fixme|next step|next steps|next up|do next|remaining|remains|pending|need to|needs to|still need|still have|still to|still fails|still failing|' +
     'still broken|not yet|left to|follow up|will need|will have|will add|will implement|will fix|will update|will run|will check|will write|' +
     'will create|will test|will try|will look|will verify|will modify|will change|plan to|planned to|plans to|going to|should also|should then|' +
-    'should next|should now|outstanding|unresolved|open issue|open issues|open question|open questions|blocked|blocker',
+    'should next|should now|outstanding|unresolved|open issue|open issues|open question|open questions|blocked|blocker|still open|' +
+    "left open|yet to|followup|don't forget|do not forget|remember to",
 );
 define(
   ERROR_WEAK,
