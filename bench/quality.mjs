@@ -267,7 +267,18 @@ export async function run({ apiUrl, key, root, machine, log, options = {} }) {
         const t = truncation(p.messages, budgetTokens);
         const m = observationMasking(p.messages, budgetTokens, p.recount);
         for (const [method, ctx] of [['truncation', t], ['masking', m]]) {
-          runs.push({ set: set.id, budget: budget.id, method, session: s.name, ratio: ctx.tokens / p.total, ...score(s.facts, contextText({ messages: ctx.messages })) });
+          // Over the budget (the system prompt or the newest turn alone does not fit) is not sendable: it scores 0, as the service's 422 does.
+          const over = ctx.tokens > budgetTokens;
+          runs.push({
+            set: set.id,
+            budget: budget.id,
+            method,
+            session: s.name,
+            window: windowFor(budget, s),
+            ratio: ctx.tokens / p.total,
+            ...(over ? { readError: `over budget: ${fmtInt(ctx.tokens)} tokens for a ${fmtInt(budgetTokens)}-token budget (not sendable; scored 0)` } : {}),
+            ...score(s.facts, over ? '' : contextText({ messages: ctx.messages })),
+          });
         }
       }
     }
@@ -356,7 +367,7 @@ function report({ sets, runs, groups, presets, factsBySession, probe, machine, s
   for (const c of CATEGORIES) if (usedCats.has(c.id)) lines.push(`- **${c.label}**: ${CHECK_RULES[c.id]}.`);
   lines.push(
     '',
-    `Compression ratio: context tokens as the service reports them (or the baseline's kept tokens) ÷ the session's total tokens, median over sessions. Hard checks, per session and context read: Anthropic shape (user first, roles alternate, every \`tool_result\` answers a \`tool_use\` of the message right before and every \`tool_use\` is answered in the next), OpenAI shape (tool messages follow the assistant message that called them, every call answered), budget (\`tokens\` ≤ \`usage.budget\`). Baselines, from the session's full history and the per-message token counts the service stored: **truncation** keeps the system prompt and the newest messages that fit, never starting on a tool result whose call was cut; **masking** replaces tool outputs by \`${MASK_PLACEHOLDER}\`, oldest first, until the context fits, then truncates if still over.`,
+    `Compression ratio: context tokens as the service reports them (or the baseline's kept tokens) ÷ the session's total tokens, median over sessions. Hard checks, per session and context read: Anthropic shape (user first, roles alternate, every \`tool_result\` answers a \`tool_use\` of the message right before and every \`tool_use\` is answered in the next), OpenAI shape (tool messages follow the assistant message that called them, every call answered), budget (\`tokens\` ≤ \`usage.budget\`). Baselines, from the session's full history and the per-message token counts the service stored: **truncation** keeps the system prompt and the newest messages that fit, never starting on a tool result whose call was cut; **masking** replaces tool outputs by \`${MASK_PLACEHOLDER}\`, oldest first, until the context fits, then truncates if still over. A baseline context still over the budget (the system prompt, or the system prompt and the newest message, do not fit) could not be sent: it scores 0 for that session, as a \`422 budget_too_small\` read does for the service.`,
     '',
   );
   if (sanity.length) lines.push(`**Warning**: ${sanity.length} fact(s) are not found even in their session's full history (${sanity.slice(0, 5).join('; ')}); their check or session file is wrong.`, '');

@@ -338,13 +338,16 @@ export class Extractor {
         if (source === 'assistant' && (seg === last || SHELL_LANG.test(seg.lang))) {
           const commands = seg === last || nonblank.length === 1 ? [nonblank[0]] : nonblank.slice(0, 8);
           for (const c of commands) {
-            const extra = seg === last && nonblank.length > 1 ? ' …' : '';
+            // An edit's body is the change itself (as for an edit tool's new text): its start is shown; other commands' continuation lines are elided.
+            const body = nonblank.slice(1).filter((l) => !/^end_of_\w+$|^EOF$/.test(l.trim()));
+            const extra = seg === last && nonblank.length > 1 ? (EDIT_VERB.test(firstWord(c)) && body.length > 0 ? ` … ${truncateChars(body.map((l) => l.trim()).join('; '), 120)}` : ' …') : '';
             action = this.command(c.trim(), extra);
           }
         } else {
           for (const l of nonblank.slice(0, 400)) {
             this.notePaths(l, null);
-            this.push({ text: l.trim(), source, form: 'code', weight, bonus: 0 });
+            // The request's own code (a reproduction, the failing call) states the problem in its identifiers.
+            this.push({ text: l.trim(), source, form: 'code', weight, bonus: requestBonus, request: requestBonus > 0 });
           }
         }
         continue;
@@ -360,7 +363,7 @@ export class Extractor {
         }
         this.notePaths(line, null);
         if (looksLikeCode(line)) {
-          this.push({ text: line, source, form: 'code', weight, bonus: 0 });
+          this.push({ text: line, source, form: 'code', weight, bonus: requestBonus, request: requestBonus > 0 });
           continue;
         }
         const pieces = line.length > 80 ? line.split(SENTENCE_SPLIT) : [line];
@@ -514,6 +517,11 @@ export class Extractor {
       r.norm = norm;
       const prev = byNorm.get(norm);
       if (prev) {
+        // A request sentence that an earlier message already said is boilerplate (a template's standing instructions), not what this request asks.
+        if (r.request && prev.message !== r.message) {
+          r.request = false;
+          r.bonus = prev.bonus;
+        }
         r.bonus = Math.max(r.bonus, prev.bonus);
         r.weight = Math.max(r.weight, prev.weight);
         r.messages = [...(prev.messages ?? [prev.message]), r.message];
@@ -528,14 +536,22 @@ export class Extractor {
     const topical = topicality(unique, terms);
     // The goal: the request's most on-topic sentences, by the mean weight of their terms (what
     // the rest of the span keeps talking about, said densely), a second one only when close.
-    unique
+    const candidates = unique
       .map((r, i) => ({ r, t: terms[i].length >= 3 ? (topical[i] * Math.sqrt(terms[i].length)) / terms[i].length : 0 }))
-      .filter((x) => x.r.request && x.r.form === 'prose' && !x.r.text.trimEnd().endsWith(':') && x.t > 0)
-      .sort((a, b) => b.t - a.t || a.r.pos - b.r.pos)
-      .slice(0, 2)
-      .forEach((x, i, all) => {
-        if (i === 0 || x.t >= 0.8 * all[0].t) x.r.lead = true;
-      });
+      .filter((x) => x.r.request && x.r.form === 'prose' && !x.r.text.trimEnd().endsWith(':'));
+    const onTopic = candidates.filter((x) => x.t > 0);
+    if (onTopic.length > 0)
+      onTopic
+        .sort((a, b) => b.t - a.t || a.r.pos - b.r.pos)
+        .slice(0, 2)
+        .forEach((x, i, all) => {
+          if (i === 0 || x.t >= 0.8 * all[0].t) x.r.lead = true;
+        });
+    else {
+      // Too little of the session to tell what it keeps talking about: the request's first sentence states it (a title, an opening line).
+      const first = candidates.filter((x) => x.r.text.length >= 20 && x.r.text.split(/\s+/).length >= 4).sort((a, b) => a.r.pos - b.r.pos)[0];
+      if (first) first.r.lead = true;
+    }
     // The agent's latest stated intentions are the open tasks; earlier ones were mostly carried out since.
     const assistantMessages = [...new Set(this.raw.filter((r) => r.source === 'assistant' && r.form === 'prose').map((r) => r.message))];
     const recent = new Set(assistantMessages.slice(-2));
@@ -684,7 +700,7 @@ function scoreUnit(r: RawUnit, terms: string[], topical: number, goalTerms: Set<
   if (category === 'task' && recentPlan) score += 1;
   else if (s.narration && s.decision === 0 && s.constraint === 0) score -= 0.8;
   if (letterRatio(r.text) < 0.3) score *= 0.5;
-  if (r.form === 'code') score *= 0.45;
+  if (r.form === 'code') score *= r.request ? 0.8 : 0.45;
   // Fragments and lead-ins ("but I get the following error:") say little alone.
   if ((r.text.length < 12 || !/\S\s+\S/.test(r.text)) && s.errorStrong === 0 && s.testSummary === 0) score *= 0.3;
   if (r.form === 'prose' && r.text.trimEnd().endsWith(':')) score *= 0.6;

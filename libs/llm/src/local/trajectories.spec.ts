@@ -101,6 +101,16 @@ describe('local summarizer on SWE-agent trajectories', () => {
     for (const s of EXPECTED[file].stale ?? []) expect(merged.text).not.toContain(s);
   });
 
+  it('the task statement over the demonstration before it: its title leads, and its reproduction and the edit that pastes it keep their identifiers', async () => {
+    const [, messages] = sessions.find(([f]) => f.startsWith('pydicom')) ?? sessions[0];
+    // The demonstration (a worked marshmallow example that repeats the standing instructions), the pydicom issue, and the agent's first steps.
+    const start = messages.findIndex((m) => m.blocks.some((b) => b.type === 'text' && b.text.includes('Pixel Representation attribute should be optional')));
+    expect(start).toBeGreaterThan(0);
+    const r = await summarize(messages.slice(0, start + 5), 400);
+    expect(r.text).toContain('- Pixel Representation attribute should be optional for pixel data handler');
+    for (const id of ['FileMetaDataset', 'ds.file_meta', 'from pydicom.dataset import']) expect({ id, found: r.text.includes(id) }).toEqual({ id, found: true });
+  });
+
   it('writes the eight sections of seed 003 for a real session', async () => {
     const prompt = ['Technical Context', 'Project Overview', 'Code Changes', 'Debugging & Issues', 'Current Status', 'Pending Tasks', 'User Preferences', 'Key Decisions']
       .map((h) => `## ${h}\nDescribe it.`)
