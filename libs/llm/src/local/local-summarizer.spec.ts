@@ -3,6 +3,7 @@ import { countTextSync } from '@compactor/tokens';
 import fc from 'fast-check';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Extractor } from './extract';
 import { LOCAL_DEFAULT_CONTEXT_WINDOW, LocalSummarizer } from './local-summarizer';
 
 const tokens = (text: string) => countTextSync(text, 'o200k_base');
@@ -93,6 +94,12 @@ describe('LocalSummarizer', () => {
     expect(r.text).toContain('Postgres instead of MySQL');
     expect(r.text).not.toMatch(/glad to hear it|sounds good|Happy to help/i);
     expect(tokens(r.text)).toBeLessThanOrEqual(Math.floor(90 * 1.25));
+  });
+
+  it('reads constraints worded without a modal verb ("off limits", "under no circumstances", "read only") as constraints', () => {
+    const said = ['Files in vendor/payments/ are off limits; they are regenerated nightly.', 'Under no circumstances deploy the exporter on a Friday.', 'The staging replica is read only for this work.'];
+    const units = new Extractor({ kind: 'checkpoint', maxUnitChars: 320 }).run([user('Fix the flaky payout export.'), ...said.map(user)]);
+    for (const text of said) expect({ text, category: units.find((u) => u.text === text)?.category }).toEqual({ text, category: 'constraint' });
   });
 
   it('ranks stated choices and open items above commands whose output is not known any more', async () => {
