@@ -23,7 +23,7 @@ export function ReadinessPanel({ readiness }: { readiness: Readiness }) {
       </header>
       <p className="panel-summary">{summary}</p>
       {dependencies.length > 0 && (
-        <table className="readiness-table">
+        <table className="data-table readiness-table">
           <thead>
             <tr>
               <th scope="col">Service</th>

@@ -176,8 +176,8 @@ export function NearBudgetPanel({ summary, now }: { summary: AnalyticsSummary; n
           <p className={styles.muted}>
             {formatInt(summary.sessionsNearBudget.count)} at {threshold} of their budget or more; the fullest first.
           </p>
-          <div className={styles.tableWrap}>
-            <table className={styles.table} aria-label="Sessions near their budget">
+          <div className="table-wrap">
+            <table className={`data-table ${styles.table}`} aria-label="Sessions near their budget">
               <thead>
                 <tr>
                   <th scope="col">Session</th>

@@ -8,7 +8,7 @@ import { UsageBar } from './usage-bar';
 export function SessionsTable({ rows }: { rows: SessionRow[] }) {
   return (
     <div className={styles.tableWrap}>
-      <table className={styles.table} aria-label="Sessions">
+      <table className={`data-table ${styles.table}`} aria-label="Sessions">
         <thead>
           <tr>
             <th scope="col">Session</th>

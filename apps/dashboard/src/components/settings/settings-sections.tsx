@@ -120,8 +120,8 @@ function ProviderStatus({ status, now }: { status: StatusResponse; now: Date }) 
       </div>
       <p className={styles.hint}>{summary.text}</p>
       {status.workers.length > 0 && (
-        <div className={styles.tableWrap}>
-          <table className={styles.table} aria-label="Workers">
+        <div className="table-wrap">
+          <table className={`data-table ${styles.table}`} aria-label="Workers">
             <thead>
               <tr>
                 <th scope="col">Worker</th>
@@ -249,8 +249,8 @@ function KeyRow({ k, ownKeyId }: { k: ApiKeyView; ownKeyId: string }) {
 
 function KeyTable({ keys, ownKeyId, label, withActions }: { keys: ApiKeyView[]; ownKeyId: string; label: string; withActions: boolean }) {
   return (
-    <div className={styles.tableWrap}>
-      <table className={styles.table} aria-label={label}>
+    <div className="table-wrap">
+      <table className={`data-table ${styles.table}`} aria-label={label}>
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -315,8 +315,8 @@ export function PresetsSection({ status }: { status: ApiAccess<StatusResponse> }
 
 function PresetsTable({ presets }: { presets: PresetView[] }) {
   return (
-    <div className={styles.tableWrap}>
-      <table className={styles.table} aria-label="Policy presets">
+    <div className="table-wrap">
+      <table className={`data-table ${styles.table}`} aria-label="Policy presets">
         <thead>
           <tr>
             <th scope="col">Preset</th>
