@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { EMPTY_PREFIX, type VersionPrefix } from '@compactor/compaction';
 import { createHash, randomUUID } from 'node:crypto';
 import { CheckpointLevel, CompactionStatus, CompactionTrigger, Prisma } from './generated/prisma/client';
 import { PrismaService } from './prisma.service';
@@ -34,6 +35,18 @@ export interface HeadPrefix {
   checkpoints: CheckpointData[];
   watermarkSeq?: number;
   goalBlock?: { text: string; tokens: number };
+}
+
+/** The head as the engine reads it (`VersionPrefix`); the empty prefix before the first compaction. */
+export function prefixOf(head: HeadPrefix | null): VersionPrefix {
+  if (!head) return EMPTY_PREFIX;
+  return {
+    coversThroughSeq: head.coversThroughSeq,
+    checkpoints: head.checkpoints,
+    treatments: head.treatments as VersionPrefix['treatments'],
+    ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}),
+    ...(head.goalBlock ? { goalBlock: head.goalBlock } : {}),
+  };
 }
 
 export interface JobRecord {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { advanceWatermark, computeBudget, DomainError, EMPTY_PREFIX, ErrorCode, JobNotFound, thresholdTokens, ValidationFailed, VersionPrefix } from '@compactor/compaction';
+import { advanceWatermark, computeBudget, DomainError, ErrorCode, JobNotFound, thresholdTokens, ValidationFailed, VersionPrefix } from '@compactor/compaction';
 import { EventPublisher } from '@compactor/jobs';
-import { CompactionRepository } from '@compactor/persistence';
+import { CompactionRepository, prefixOf } from '@compactor/persistence';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
 import { ContextFormat, ContextService } from '../sessions/context.service';
 import { SessionsService } from '../sessions/sessions.service';
@@ -59,15 +59,7 @@ export class CompactionService {
       throw new ValidationFailed([{ field: 'seq', message: `must be a message of the session (1..${session.lastSeq})` }]);
     }
     const head = await this.compactions.head(session.id, session.headVersionId);
-    const prefix: VersionPrefix = head
-      ? {
-          coversThroughSeq: head.coversThroughSeq,
-          checkpoints: head.checkpoints,
-          treatments: head.treatments as VersionPrefix['treatments'],
-          ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}),
-          ...(head.goalBlock ? { goalBlock: head.goalBlock } : {}),
-        }
-      : EMPTY_PREFIX;
+    const prefix = prefixOf(head);
     const advanced = advanceWatermark(prefix, target);
     if (!advanced.advanced) return { advanced: false, reason: advanced.reason ?? null, watermarkSeq: prefix.watermarkSeq ?? null, jobId: null };
     const policy = sessionPolicy(session);

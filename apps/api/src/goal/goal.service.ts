@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { computeBudget, DomainError, ErrorCode, goalBlockMessage, GoalRecord, goalRecordFromJson, messageCounter, renderGoalBlock, thresholdTokens } from '@compactor/compaction';
-import { CompactionRepository, Prisma, SessionRepository } from '@compactor/persistence';
+import { CompactionRepository, Prisma, prefixOf, SessionRepository } from '@compactor/persistence';
 import { EventPublisher } from '@compactor/jobs';
 import { resolveModel } from '@compactor/tokens';
 import { sessionPolicy } from '../sessions/session-config';
 import { SessionsService } from '../sessions/sessions.service';
-import { prefixOf } from '../snapshots/snapshots.service';
 import { GoalView } from './goal.dto';
 
 const ATTEMPTS = 3;

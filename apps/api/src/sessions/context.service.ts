@@ -21,7 +21,7 @@ import {
   VersionPrefix,
 } from '@compactor/compaction';
 import { EventPublisher } from '@compactor/jobs';
-import { CompactionRepository, MessageRepository, SessionRecord } from '@compactor/persistence';
+import { CompactionRepository, MessageRepository, prefixOf, SessionRecord } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
@@ -127,14 +127,7 @@ export class ContextService {
   private async loadHead(session: SessionRecord): Promise<CachedHead | null> {
     const head = await this.compactions.head(session.id, session.headVersionId);
     if (!head) return null;
-    const prefix: VersionPrefix = {
-      coversThroughSeq: head.coversThroughSeq,
-      checkpoints: head.checkpoints,
-      treatments: head.treatments as VersionPrefix['treatments'],
-      ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}),
-      ...(head.goalBlock ? { goalBlock: head.goalBlock } : {}),
-    };
-    return { versionId: head.versionId, number: head.number, prefix };
+    return { versionId: head.versionId, number: head.number, prefix: prefixOf(head) };
   }
 
   /** The messages the context is built from, through the session's lastSeq as read by this request. */

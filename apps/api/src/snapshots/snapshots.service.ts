@@ -4,7 +4,6 @@ import {
   checkpointMessage,
   computeBudget,
   DomainError,
-  EMPTY_PREFIX,
   ErrorCode,
   JobNotFound,
   messageCounter,
@@ -13,7 +12,7 @@ import {
   Treatment,
   VersionPrefix,
 } from '@compactor/compaction';
-import { canonicalOf, CompactionRepository, HeadPrefix, MessageRepository, SessionRecord, SnapshotRecord, SnapshotRepository } from '@compactor/persistence';
+import { canonicalOf, CompactionRepository, MessageRepository, prefixOf, SessionRecord, SnapshotRecord, SnapshotRepository } from '@compactor/persistence';
 import { EventPublisher } from '@compactor/jobs';
 import { resolveModel } from '@compactor/tokens';
 import { sessionPolicy } from '../sessions/session-config';
@@ -28,17 +27,6 @@ export class SnapshotNotFound extends DomainError {
   constructor(id: string) {
     super(ErrorCode.NotFound, `Snapshot '${id}' not found`);
   }
-}
-
-export function prefixOf(head: HeadPrefix | null): VersionPrefix {
-  if (!head) return EMPTY_PREFIX;
-  return {
-    coversThroughSeq: head.coversThroughSeq,
-    checkpoints: head.checkpoints,
-    treatments: head.treatments as VersionPrefix['treatments'],
-    ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}),
-    ...(head.goalBlock ? { goalBlock: head.goalBlock } : {}),
-  };
 }
 
 function view(s: SnapshotRecord): SnapshotView {

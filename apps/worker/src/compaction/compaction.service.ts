@@ -27,7 +27,7 @@ import {
   VersionPrefix,
 } from '@compactor/compaction';
 import { compactionJobOptions, JobName, JobPayload, JobQueue, OnJob } from '@compactor/jobs';
-import { canonicalOf, CompactionRepository, MessageRepository, Prisma, SessionRecord, SessionRepository } from '@compactor/persistence';
+import { canonicalOf, CompactionRepository, MessageRepository, prefixOf, Prisma, SessionRecord, SessionRepository } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { MemoizedSummarizer } from './memoized-summarizer';
 import { CompactionProgress } from './compaction-progress';
@@ -85,15 +85,7 @@ export class CompactionService {
     const ingest = ingestTransform(policy);
     const names = toolNamesOf(stored);
     const history = ingest ? stored.map((m) => ingest(m, counter.countMessage, names)) : stored;
-    const prefix: VersionPrefix = head
-      ? {
-          coversThroughSeq: head.coversThroughSeq,
-          checkpoints: head.checkpoints,
-          treatments: head.treatments as VersionPrefix['treatments'],
-          ...(head.watermarkSeq !== undefined ? { watermarkSeq: head.watermarkSeq } : {}),
-          ...(head.goalBlock ? { goalBlock: head.goalBlock } : {}),
-        }
-      : { coversThroughSeq: 0, checkpoints: [], treatments: {} };
+    const prefix = prefixOf(head);
     const budget = computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve });
     const run = { sessionId: session.id, tenantId, jobId };
     if (!job.dryRun) await this.progress.started({ ...run, trigger: job.trigger, preset: policy.preset, fromSeq: stored[0]?.seq ?? 0, throughSeq, tokens: session.contextTokens });
