@@ -33,15 +33,6 @@ export interface EventPageQuery {
 
 type Sql = Pick<PrismaService, '$queryRaw'> | Prisma.TransactionClient;
 
-interface EventRow {
-  id: bigint;
-  sessionId: string;
-  type: string;
-  line: string;
-  data: unknown;
-  createdAt: Date;
-}
-
 /**
  * Inserts a session's events in one statement and returns them with their ids, or [] when the
  * session is gone (or is not the tenant's).
@@ -55,7 +46,7 @@ interface EventRow {
 export async function insertSessionEvents(sql: Sql, sessionId: string, tenantId: string, events: NewEvent[]): Promise<EventRecord[]> {
   if (events.length === 0) return [];
   const rows = JSON.stringify(events.map((e) => ({ type: e.type, line: e.line, data: e.data ?? {} })));
-  return sql.$queryRaw<EventRow[]>`
+  return sql.$queryRaw<EventRecord[]>`
     WITH s AS (SELECT id FROM sessions WHERE id = ${sessionId}::uuid AND tenant_id = ${tenantId}::uuid FOR NO KEY UPDATE)
     INSERT INTO events (session_id, tenant_id, type, line, data)
     SELECT s.id, ${tenantId}::uuid, e.value->>'type', e.value->>'line', e.value->'data'
