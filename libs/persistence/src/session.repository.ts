@@ -91,6 +91,16 @@ export class SessionRepository {
     return rows[0] ? toSessionRecord(rows[0]) : null;
   }
 
+  /** The external ids of the session's parent (null: not a fork) and of its forks, oldest first. */
+  async lineage(id: string): Promise<{ forkedFrom: string | null; forks: string[] }> {
+    const { rows } = await this.pg.pool.query<{ forkedFrom: string | null; forks: string[] }>(
+      `SELECT (SELECT p.external_id FROM sessions s JOIN sessions p ON p.id = s.forked_from_id WHERE s.id = $1) AS "forkedFrom",
+              COALESCE((SELECT array_agg(external_id ORDER BY created_at, external_id) FROM sessions WHERE forked_from_id = $1), '{}') AS forks`,
+      [id],
+    );
+    return rows[0] ?? { forkedFrom: null, forks: [] };
+  }
+
   /** Creates the session; null when the tenant already has one with that id. */
   async create(tenantId: string, externalId: string, config: SessionConfig): Promise<SessionRecord | null> {
     try {

@@ -228,6 +228,9 @@ describe('Anthropic Messages through the proxy', () => {
     expect(forkRow.forkedFromId).toBe(parentRow.id);
     const events = await prisma.event.findMany({ where: { type: 'session-forked', sessionId: { in: [parentRow.id, forkRow.id] } } });
     expect(events.map((e) => e.line).sort()).toEqual([`Forked from ${session}: the client's history diverged at message 2`, `Forked into ${forkId}: the client's history diverged at message 2`]);
+    // The sessions API names both ends of the fork.
+    expect((await http().get(`/v1/sessions/${forkId}`).set(auth()).expect(200)).body).toMatchObject({ id: forkId, forkedFrom: session, forks: [] });
+    expect((await http().get(`/v1/sessions/${session}`).set(auth()).expect(200)).body).toMatchObject({ id: session, forkedFrom: null, forks: [forkId] });
 
     // Continuing the fork (same header) goes to the fork; going back to the first branch goes to the parent.
     fake.enqueue({ text: 'ok 1' }, { text: 'ok 2' });

@@ -29,9 +29,9 @@ import { resolveSessionConfig, sessionConfigFields } from './session-config';
 import {
   CreateSessionRequest,
   DeletedSession,
+  SessionDetail,
   SessionPage,
   SessionWithWarnings,
-  SessionView,
   UpdateSessionRequest,
 } from './sessions.dto';
 import { decodeCursor, SessionsService, toSessionView } from './sessions.service';
@@ -123,10 +123,10 @@ export class SessionsController {
   @Get(':id')
   @Authenticated('read')
   @ApiOperation({ operationId: 'getSession' })
-  @ApiOkResponse({ type: SessionView })
+  @ApiOkResponse({ type: SessionDetail })
   @ApiNotFoundResponse(SESSION_NOT_FOUND)
-  async get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SessionView> {
-    return toSessionView(await this.sessions.require(auth.tenantId, parseSessionId(id)));
+  get(@Auth() auth: AuthContext, @Param('id') id: string): Promise<SessionDetail> {
+    return this.sessions.detail(auth.tenantId, parseSessionId(id));
   }
 
   @Patch(':id')

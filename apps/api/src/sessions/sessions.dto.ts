@@ -101,6 +101,14 @@ export class SessionView {
   lastActivityAt!: string;
 }
 
+export class SessionDetail extends SessionView {
+  @ApiProperty({ nullable: true, type: String, description: 'The session this one was forked from (the proxy forks a conversation whose history diverged); null when it is not a fork.' })
+  forkedFrom!: string | null;
+
+  @ApiProperty({ type: String, isArray: true, description: "The sessions forked from this one, oldest first." })
+  forks!: string[];
+}
+
 export class SessionWithWarnings extends SessionView {
   @ApiProperty({ type: String, isArray: true })
   warnings!: string[];

@@ -3,7 +3,7 @@ import { reliabilityOf, SessionExists, SessionNotFound } from '@compactor/compac
 import { SessionRecord, SessionRepository } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { policyJson, ResolvedSessionConfig, sessionPolicy, sessionUsage } from './session-config';
-import { ReliabilityView, SessionPage, SessionView } from './sessions.dto';
+import { ReliabilityView, SessionDetail, SessionPage, SessionView } from './sessions.dto';
 
 export function toSessionView(session: SessionRecord): SessionView {
   return {
@@ -61,6 +61,12 @@ export class SessionsService {
     const session = await this.sessions.find(tenantId, externalId);
     if (!session) throw new SessionNotFound(externalId);
     return session;
+  }
+
+  /** The session with the fork links around it (GET /v1/sessions/:id). */
+  async detail(tenantId: string, externalId: string): Promise<SessionDetail> {
+    const session = await this.require(tenantId, externalId);
+    return { ...toSessionView(session), ...(await this.sessions.lineage(session.id)) };
   }
 
   async create(tenantId: string, externalId: string, config: ResolvedSessionConfig): Promise<SessionRecord> {

@@ -1090,6 +1090,38 @@ export interface components {
             /** @description The new head version, equal to the restored one. */
             version: number;
         };
+        SessionDetail: {
+            compactions: number;
+            contextWindow: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The session this one was forked from (the proxy forks a conversation whose history diverged); null when it is not a fork. */
+            forkedFrom: string | null;
+            /** @description The sessions forked from this one, oldest first. */
+            forks: string[];
+            /** @description Tokens of the full history. */
+            historyTokens: number;
+            /** @example agent-run-42 */
+            id: string;
+            /** Format: date-time */
+            lastActivityAt: string;
+            /** @description Messages in the full history (= the last seq). */
+            messageCount: number;
+            /** @example claude-sonnet-4-5 */
+            model: string;
+            outputReserve: number;
+            policy: components["schemas"]["PolicyView"];
+            /** @description Seed 004: model-size factor × compression penalty × context confidence. */
+            reliability: components["schemas"]["ReliabilityView"];
+            /**
+             * @description exact: the model's own tokenizer; approx: calibrated estimate.
+             * @enum {string}
+             */
+            tokenCounting: "exact" | "approx";
+            /** Format: date-time */
+            updatedAt: string;
+            usage: components["schemas"]["UsageView"];
+        };
         SessionPage: {
             /** @description Pass as `cursor` for the next page; null on the last page. */
             nextCursor?: string | null;
@@ -1868,7 +1900,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionView"];
+                    "application/json": components["schemas"]["SessionDetail"];
                 };
             };
             /** @description Missing, unknown or revoked API key. */
