@@ -102,11 +102,25 @@ export class BudgetTooSmall extends DomainError {
   constructor(
     readonly budget: number,
     readonly irreducibleTokens: number,
+    /** What the irreducible part is made of (the system prompt vs the last turn and open exchange), when known. */
+    readonly parts: { systemTokens?: number; conversationTokens?: number } = {},
+    /** How the budget was arrived at (window, reserve or max_tokens, tool schemas, margin), when known. */
+    readonly budgetLine?: string,
   ) {
+    const made =
+      parts.systemTokens !== undefined && parts.conversationTokens !== undefined
+        ? ` (system prompt ${parts.systemTokens.toLocaleString('en-US')}, last user turn and open tool exchange ${parts.conversationTokens.toLocaleString('en-US')})`
+        : '';
     super(
       ErrorCode.BudgetTooSmall,
-      `The context cannot fit the ${budget}-token budget: the system prompt, the last user turn and the open tool exchange alone take ${irreducibleTokens} tokens`,
-      { budget, irreducibleTokens },
+      `The context cannot fit the ${budget}-token budget: the system prompt, the last user turn and the open tool exchange alone take ${irreducibleTokens} tokens${made}` +
+        (budgetLine ? `; the budget is ${budgetLine}` : ''),
+      { budget, irreducibleTokens, ...parts, ...(budgetLine ? { budgetLine } : {}) },
     );
+  }
+
+  /** The same refusal with how the budget was computed (the caller knows the window, reserve and tool schemas). */
+  withBudgetLine(budgetLine: string): BudgetTooSmall {
+    return new BudgetTooSmall(this.budget, this.irreducibleTokens, this.parts, budgetLine);
   }
 }

@@ -28,6 +28,8 @@ export interface AppendPlan {
   utilization: number;
   budget: number;
   threshold: number;
+  /** What the append says its requests bring to the budget (a REST append's `maxTokens` and `tools`), remembered on the session. */
+  requestLimits?: { maxTokens?: number; toolSchemaTokens?: number };
   /** The session's goal record, when goal markers in the new messages changed it (seed 004). */
   goal?: Prisma.InputJsonValue;
   /** Seed 004's automatic snapshot: this append crossed the policy's snapshot threshold. */
@@ -158,10 +160,25 @@ export class AppendRepository {
        )
        UPDATE sessions SET last_seq = $2, last_role = $3::"MessageRole", open_tool_use_ids = $4::text[],
               history_tokens = history_tokens + $5, context_tokens = $6, system_tokens = $7, utilization = $11,
+              request_max_tokens = COALESCE($12, request_max_tokens), tool_schema_tokens = COALESCE($13, tool_schema_tokens),
               last_activity_at = $8, updated_at = $8
        WHERE id = $1
        RETURNING ${SESSION_COLUMNS}`,
-      [session.id, lastSeq, plan.lastRole, plan.openToolUseIds, addedTokens, plan.contextTokens, plan.systemTokens, now, plan.budget, plan.threshold, plan.utilization],
+      [
+        session.id,
+        lastSeq,
+        plan.lastRole,
+        plan.openToolUseIds,
+        addedTokens,
+        plan.contextTokens,
+        plan.systemTokens,
+        now,
+        plan.budget,
+        plan.threshold,
+        plan.utilization,
+        plan.requestLimits?.maxTokens ?? null,
+        plan.requestLimits?.toolSchemaTokens ?? null,
+      ],
     );
     if (plan.goal !== undefined) await client.query(`UPDATE sessions SET goal = $2::jsonb WHERE id = $1`, [session.id, JSON.stringify(plan.goal)]);
     if (plan.snapshot) {

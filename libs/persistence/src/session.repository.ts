@@ -26,6 +26,14 @@ export interface SessionRecord {
   reliability: number | null;
   /** Share of the pinned-facts ledger that survived the last compaction; null before any. */
   contextConfidence: number | null;
+  /** The largest `max_tokens` its requests sent lately (null: none seen); see sessionBudget. */
+  requestMaxTokens: number | null;
+  /** Tokens of the tool schemas its requests send. */
+  toolSchemaTokens: number;
+  /** Upstream-reported over estimated input tokens (1 before any report). */
+  calibration: number;
+  /** A compaction could not bring the context under its threshold: the next waits until the context reaches this many tokens. */
+  compactionHoldTokens: number | null;
   createdAt: Date;
   updatedAt: Date;
   lastActivityAt: Date;
@@ -62,7 +70,8 @@ export const SESSION_COLUMNS = `id, tenant_id AS "tenantId", external_id AS "ext
   output_reserve AS "outputReserve", policy, goal, head_version_id AS "headVersionId", last_seq AS "lastSeq",
   last_role::text AS "lastRole", open_tool_use_ids AS "openToolUseIds", history_tokens AS "historyTokens",
   context_tokens AS "contextTokens", system_tokens AS "systemTokens", utilization, compactions,
-  reliability, context_confidence AS "contextConfidence",
+  reliability, context_confidence AS "contextConfidence", request_max_tokens AS "requestMaxTokens",
+  tool_schema_tokens AS "toolSchemaTokens", calibration, compaction_hold_tokens AS "compactionHoldTokens",
   created_at AS "createdAt", updated_at AS "updatedAt", last_activity_at AS "lastActivityAt"`;
 
 @Injectable()
@@ -113,7 +122,7 @@ export class SessionRepository {
 
   async update(
     id: string,
-    data: Partial<SessionConfig> & { contextTokens?: number; utilization?: number },
+    data: Partial<SessionConfig> & { contextTokens?: number; utilization?: number; compactionHoldTokens?: number | null },
   ): Promise<SessionRecord> {
     return toSessionRecord(await this.prisma.session.update({ where: { id }, data }));
   }
@@ -141,6 +150,30 @@ export class SessionRepository {
       [tenantId, externalId, pattern, limit],
     );
     return rows.map(toSessionRecord);
+  }
+
+  /**
+   * Remembers what the session's requests bring to the budget (SPEC.md "Budget"), so the worker compacts to the
+   * budget the next request will have. Written only when a value changed; returns whether it did.
+   */
+  async recordRequestLimits(id: string, limits: { maxTokens?: number | null; toolSchemaTokens?: number }): Promise<boolean> {
+    const { rowCount } = await this.pg.pool.query(
+      `UPDATE sessions SET request_max_tokens = COALESCE($2, request_max_tokens), tool_schema_tokens = COALESCE($3, tool_schema_tokens),
+              compaction_hold_tokens = NULL
+       WHERE id = $1 AND (($2::int IS NOT NULL AND request_max_tokens IS DISTINCT FROM $2) OR ($3::int IS NOT NULL AND tool_schema_tokens <> $3))`,
+      [id, limits.maxTokens ?? null, limits.toolSchemaTokens ?? null],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** Stores the proxy's calibration (upstream-reported over estimated input tokens). */
+  async recalibrate(id: string, calibration: number): Promise<void> {
+    await this.pg.pool.query(`UPDATE sessions SET calibration = $2 WHERE id = $1`, [id, calibration]);
+  }
+
+  /** Holds automatic compactions until the context reaches `tokens` (null: no hold). */
+  async holdCompactions(id: string, tokens: number | null): Promise<void> {
+    await this.pg.pool.query(`UPDATE sessions SET compaction_hold_tokens = $2 WHERE id = $1`, [id, tokens]);
   }
 
   /** Records that `id` was forked from `parentId` (the proxy's fork on a diverged history). */

@@ -41,6 +41,15 @@ describe('resolveModel', () => {
     ['claude-opus-4-5-20251101', 'claude-opus-4-5'],
     ['claude-haiku-4-5-20251001', 'claude-haiku-4-5'],
     ['claude-3-7-sonnet-20250219', 'claude-3-7-sonnet'],
+    // Families by pattern: versions newer than the catalog keep their own id and take the tier's latest entry
+    ['claude-opus-4-8', 'claude-opus-4-8'],
+    ['claude-opus-4-8-20261015', 'claude-opus-4-8'],
+    ['claude-sonnet-5', 'claude-sonnet-5'],
+    ['claude-sonnet-5-latest', 'claude-sonnet-5'],
+    ['claude-haiku-4-6', 'claude-haiku-4-6'],
+    ['us.anthropic.claude-opus-4-8-v1:0', 'claude-opus-4-8'],
+    ['gpt-5.2', 'gpt-5.2'],
+    ['gpt-5.4-mini', 'gpt-5.4-mini'],
     ['claude-3-7-sonnet-latest', 'claude-3-7-sonnet'],
     ['claude-3-5-sonnet-latest', 'claude-3-5-sonnet'],
     ['claude-3-5-sonnet-20241022', 'claude-3-5-sonnet'],
@@ -193,5 +202,20 @@ describe('MODEL_CATALOG', () => {
     for (const family of ['gpt-4o', 'gpt-4.1', 'gpt-5', 'claude', 'gemini', 'llama', 'qwen', 'mistral']) {
       expect(families).toContain(family);
     }
+  });
+
+  it('resolves newer versions of a family from the nearest earlier catalog entry of the same tier, with no warning', () => {
+    const opus = resolveModel('claude-opus-4-8');
+    expect(opus.known).toBe(true);
+    expect(opus.warning).toBeUndefined();
+    expect(opus.spec).toMatchObject({ provider: 'anthropic', contextWindow: 200_000, prices: resolveModel('claude-opus-4-5').spec.prices });
+    // Not the 4.0 entry its prefix would have matched.
+    expect(opus.spec.prices).not.toEqual(resolveModel('claude-opus-4').spec.prices);
+    expect(resolveModel('claude-sonnet-5').spec).toMatchObject({ contextWindow: 200_000, prices: resolveModel('claude-sonnet-4-5').spec.prices });
+    expect(resolveModel('gpt-5.2').spec).toMatchObject({ provider: 'openai', encoding: 'o200k_base', contextWindow: 400_000 });
+    expect(resolveModel('gpt-5.4-mini').spec.prices).toEqual(resolveModel('gpt-5-mini').spec.prices);
+    // A tier the catalog has no earlier version of, and names outside every family, stay unknown.
+    expect(resolveModel('claude-opus-2').known).toBe(false);
+    expect(resolveModel('claude-sonet-5').known).toBe(false);
   });
 });

@@ -415,6 +415,40 @@ function normalize(id: string): string {
   return s;
 }
 
+/** Claude 4+ ids put the tier first: `claude-opus-4-8`, `claude-sonnet-5`, `claude-haiku-4-5-20251001`. */
+const CLAUDE_TIER_FIRST = /^claude-(opus|sonnet|haiku)-(\d{1,2})(?:-(\d))?(?=$|[-@:_])/;
+
+/**
+ * Model families by pattern (SPEC.md "Budget"): a Claude version the catalog does not list yet
+ * (`claude-opus-4-8`, `claude-sonnet-5`, their dated and `-latest` forms) takes the catalog's
+ * nearest earlier version of the same tier (its window, output reserve, tokenizer estimate and
+ * prices), under its own id; so does a GPT-5 point release (`gpt-5.2`, `gpt-5.4-mini`).
+ */
+function matchFamily(s: string): ModelSpec | undefined {
+  const claude = CLAUDE_TIER_FIRST.exec(s);
+  if (claude) {
+    const [, tier, major, minor] = claude;
+    const wanted = Number(major) * 10 + Number(minor ?? 0);
+    let best: { version: number; spec: ModelSpec } | undefined;
+    for (const spec of HOSTED_MODELS) {
+      const known = CLAUDE_TIER_FIRST.exec(spec.id);
+      if (!known || known[1] !== tier) continue;
+      const version = Number(known[2]) * 10 + Number(known[3] ?? 0);
+      if (version <= wanted && (!best || version > best.version)) best = { version, spec };
+    }
+    if (!best) return undefined;
+    const id = `claude-${tier}-${major}${minor && minor !== '0' ? `-${minor}` : ''}`;
+    return best.version === wanted ? BY_ID.get(best.spec.id) : freezeSpec({ ...BY_ID.get(best.spec.id)!, id });
+  }
+  const gpt = /^gpt-(\d{1,2})\.(\d{1,2})(?=$|-)(-(?:mini|nano|pro))?/.exec(s);
+  if (gpt) {
+    const variant = gpt[3] ?? '';
+    const base = BY_ID.get(`gpt-${gpt[1]}.1${variant}`) ?? BY_ID.get(`gpt-${gpt[1]}${variant}`) ?? BY_ID.get(`gpt-${gpt[1]}`);
+    return base ? freezeSpec({ ...base, id: `gpt-${gpt[1]}.${gpt[2]}${variant}` }) : undefined;
+  }
+  return undefined;
+}
+
 function matchHosted(s: string): ModelSpec | undefined {
   for (const [key, spec] of HOSTED_KEYS) {
     if (s === key || (s.startsWith(key) && BOUNDARY.has(s[key.length]))) return spec;
@@ -477,7 +511,8 @@ export function resolveModel(id: string): ResolvedModel {
   const raw = typeof id === 'string' ? id : '';
   const s = normalize(raw);
   if (s && s !== 'unknown') {
-    const hosted = matchHosted(s);
+    // A Claude id is read by its tier and version first: `claude-opus-4-8` is not `claude-opus-4` with a suffix.
+    const hosted = (s.startsWith('claude-') ? matchFamily(s) : undefined) ?? matchHosted(s) ?? matchFamily(s);
     if (hosted) return { spec: hosted, known: true };
     const open = matchOpen(s);
     if (open) return open;

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { advanceWatermark, computeBudget, DomainError, ErrorCode, JobNotFound, thresholdTokens, ValidationFailed, VersionPrefix } from '@compactor/compaction';
+import { advanceWatermark, sessionBudget, DomainError, ErrorCode, JobNotFound, thresholdTokens, ValidationFailed, VersionPrefix } from '@compactor/compaction';
 import { EventPublisher } from '@compactor/jobs';
 import { CompactionRepository, prefixOf } from '@compactor/persistence';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
@@ -63,7 +63,7 @@ export class CompactionService {
     const advanced = advanceWatermark(prefix, target);
     if (!advanced.advanced) return { advanced: false, reason: advanced.reason ?? null, watermarkSeq: prefix.watermarkSeq ?? null, jobId: null };
     const policy = sessionPolicy(session);
-    const budget = computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve });
+    const budget = sessionBudget(session);
     const versionId = await this.compactions.commit({
       sessionId: session.id,
       tenantId,

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { computeBudget, DomainError, ErrorCode, goalBlockMessage, GoalRecord, goalRecordFromJson, messageCounter, renderGoalBlock, thresholdTokens } from '@compactor/compaction';
+import { sessionBudget, DomainError, ErrorCode, goalBlockMessage, GoalRecord, goalRecordFromJson, messageCounter, renderGoalBlock, thresholdTokens } from '@compactor/compaction';
 import { CompactionRepository, Prisma, prefixOf, SessionRepository } from '@compactor/persistence';
 import { EventPublisher } from '@compactor/jobs';
 import { resolveModel } from '@compactor/tokens';
@@ -40,7 +40,7 @@ export class GoalService {
       const head = await this.compactions.head(session.id, session.headVersionId);
       const prefix = prefixOf(head);
       if ((prefix.goalBlock?.text ?? '') === (goalBlock?.text ?? '')) return this.get(tenantId, externalId);
-      const budget = computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve });
+      const budget = sessionBudget(session);
       const versionId = await this.compactions.commit({
         sessionId: session.id,
         tenantId,

@@ -17,6 +17,9 @@ export const appendBodySchema = z.strictObject({
   contextWindow: sessionConfigFields.contextWindow.optional(),
   outputReserve: sessionConfigFields.outputReserve.optional(),
   policy: sessionConfigFields.policy.optional(),
+  /** What the session's requests to the model send besides the context (SPEC.md "Budget"): remembered on the session. */
+  maxTokens: z.number().int('must be an integer').min(1, 'must be at least 1').max(10_000_000).optional(),
+  tools: z.array(z.unknown()).max(10_000, 'must contain at most 10000 tools').optional(),
 });
 
 export type AppendBody = z.infer<typeof appendBodySchema>;
@@ -48,6 +51,19 @@ export class AppendMessagesRequest {
 
   @ApiPropertyOptional({ description: 'For a new session: a preset name or { preset, overrides }.' })
   policy?: unknown;
+
+  @ApiPropertyOptional({
+    description:
+      "The max_tokens your requests to the model send: the budget reserves the larger of it and the session's output reserve. Remembered on the session until another append or proxied request says otherwise.",
+  })
+  maxTokens?: number;
+
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    description: 'The tool schemas your requests send: their tokens come off the budget. Remembered on the session; [] clears them.',
+  })
+  tools?: unknown[];
 }
 
 export class CompactionSchedule {

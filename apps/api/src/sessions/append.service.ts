@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import {
   applyGoalMarkers,
+  compactionDue,
   CanonicalMessage,
   detectFormat,
   DomainError,
@@ -24,7 +25,7 @@ import {
   validateSequence,
   ValidationFailed,
 } from '@compactor/compaction';
-import { AppendRepository, MessageRepository, NewMessageRow, SessionRecord, Prisma, SessionRepository } from '@compactor/persistence';
+import { AppendRepository, EventRepository, MessageRepository, NewMessageRow, SessionRecord, Prisma, SessionRepository } from '@compactor/persistence';
 import { EventPublisher } from '@compactor/jobs';
 import { resolveModel } from '@compactor/tokens';
 import { createHash, randomUUID } from 'node:crypto';
@@ -94,6 +95,11 @@ export interface AppendOptions {
   onAppended?: (session: SessionRecord) => void;
 }
 
+/** Tool schemas counted the way the proxy counts a request's `tools`: their JSON as one system text. */
+export function toolSchemaMessage(tools: unknown[]): CanonicalMessage {
+  return { role: 'system', blocks: [{ type: 'text', text: JSON.stringify(tools) }] };
+}
+
 function toolUseIdsOf(message: CanonicalMessage): string[] {
   return message.blocks.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
 }
@@ -107,6 +113,7 @@ export class AppendService {
     private readonly counter: MessageTokenCounter,
     private readonly scheduler: CompactionScheduler,
     private readonly publisher: EventPublisher,
+    private readonly events: EventRepository,
   ) {}
 
   async append(tenantId: string, externalId: string, body: AppendBody, idempotencyKey?: string, options: AppendOptions = {}): Promise<AppendMessagesResponse> {
@@ -125,6 +132,10 @@ export class AppendService {
     // Counting is the expensive part: done before the transaction, big texts off the request thread.
     let countedFor = existing?.model ?? config.model;
     let tokens = await this.counter.count(messages, resolveModel(countedFor).spec);
+    // The request limits the client says its model requests carry (SPEC.md "Budget"), remembered on the session.
+    const toolsOf = async (model: string) => (body.tools === undefined ? undefined : body.tools.length === 0 ? 0 : (await this.counter.count([toolSchemaMessage(body.tools)], resolveModel(model).spec))[0]);
+    let toolSchemaTokens = await toolsOf(countedFor);
+    const requestLimits = body.maxTokens !== undefined || body.tools !== undefined ? { maxTokens: body.maxTokens, toolSchemaTokens } : undefined;
     const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
 
     let compactionJobId: string | undefined;
@@ -142,6 +153,8 @@ export class AppendService {
           // The model changed between the read and the lock (a concurrent PATCH): count again for it.
           countedFor = session.model;
           tokens = await this.counter.count(messages, resolveModel(countedFor).spec);
+          toolSchemaTokens = await toolsOf(countedFor);
+          if (requestLimits) requestLimits.toolSchemaTokens = toolSchemaTokens;
         }
         const foreign = referencedForeignToolUseIds(messages);
         const seen = new Set(await knownToolUseIds(foreign));
@@ -154,13 +167,17 @@ export class AppendService {
         if (checked.errors.length > 0) throw new ValidationFailed(checked.errors);
         const added = tokens.reduce((a, b) => a + b, 0);
         const systemAdded = messages.reduce((sum, m, i) => sum + (m.role === 'system' ? tokens[i] : 0), 0);
-        const usage = sessionUsage(session, session.contextTokens + added, session.systemTokens + systemAdded);
+        const usage = sessionUsage(
+          { ...session, ...(requestLimits?.maxTokens !== undefined ? { requestMaxTokens: requestLimits.maxTokens } : {}), ...(toolSchemaTokens !== undefined ? { toolSchemaTokens } : {}) },
+          session.contextTokens + added,
+          session.systemTokens + systemAdded,
+        );
         // Crossing the threshold schedules a compaction once this append is committed.
         const policy = sessionPolicy(session);
         // Seed 001: a call of the watermark tool marks a checkpoint and compacts whatever the fill level.
         trigger = watermarkCalled(policy, messages)
           ? 'watermark'
-          : usage.contextTokens >= usage.threshold
+          : compactionDue(usage.contextTokens, usage.threshold, session.compactionHoldTokens)
             ? 'threshold'
             : needsIngestRun(policy, messages, tokens)
               ? 'ingest'
@@ -192,6 +209,7 @@ export class AppendService {
           contextTokens: usage.contextTokens,
           systemTokens: session.systemTokens + systemAdded,
           utilization: usage.utilization,
+          requestLimits,
           budget: usage.budget,
           threshold: usage.threshold,
           ...(goal ? { goal: goal as unknown as Prisma.InputJsonValue } : {}),
@@ -214,9 +232,11 @@ export class AppendService {
                 : {
                     scheduled: false,
                     reason:
-                      trigger === undefined
-                        ? 'below-threshold'
-                        : `preset-not-implemented:${sessionPolicy(session).preset}`,
+                      trigger !== undefined
+                        ? `preset-not-implemented:${sessionPolicy(session).preset}`
+                        : usage.contextTokens >= usage.threshold
+                          ? `held-until:${session.compactionHoldTokens}`
+                          : 'below-threshold',
                   },
               ...(warnings.length > 0 ? { warnings } : {}),
             }) satisfies AppendMessagesResponse,
@@ -226,6 +246,11 @@ export class AppendService {
     if (outcome.kind === 'key-reused') throw new IdempotencyKeyReused(idempotencyKey!);
     // The threshold snapshot's event: wake the live event streams.
     if (outcome.kind === 'appended') options.onAppended?.(outcome.session);
+    // A model the catalog cannot resolve gets the default window and an estimate: the operator sees why, on the session too.
+    if (outcome.kind === 'appended' && outcome.created && !resolveModel(config.model).known) {
+      const event = await this.events.record(outcome.session.id, tenantId, 'model-unknown', config.warnings.join('; '), { model: config.model, contextWindow: config.contextWindow });
+      if (event) this.publisher.notify(outcome.session.id, event.id);
+    }
     if (outcome.kind === 'appended' && snapshotTaken) this.publisher.notify(outcome.session.id);
     if (outcome.kind === 'appended' && compactionJobId && scheduleFor) await this.scheduler.schedule(scheduleFor, trigger ?? 'threshold', { jobId: compactionJobId });
     return outcome.response as AppendMessagesResponse;

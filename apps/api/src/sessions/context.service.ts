@@ -6,7 +6,8 @@ import {
   CanonicalMessage,
   checkpointMessage,
   CONTINUATION_TURN,
-  computeBudget,
+  budgetUse,
+  sessionBudget,
   CountMessage,
   ingestTransform,
   toolNamesOf,
@@ -194,10 +195,9 @@ export class ContextService {
     const counted: SessionMessage[] = validMessages.map((m, k) => ({ seq: assembled[sources[k]].seq, message: m, tokens: storedTokens.get(m) ?? recountOf.get(m) ?? 0 }));
     const systemTokens = counted.reduce((n, m) => n + (m.message.role === 'system' ? m.tokens : 0), 0);
     // The proxy knows the request's max_tokens and tool schemas (SPEC.md "Budget").
-    const budget = limits
-      ? computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve, maxTokens: limits.maxTokens, toolSchemaTokens: limits.toolSchemaTokens }).budget -
-        (limits.extraTokens ?? 0)
-      : sessionUsage(session, 0, systemTokens).budget;
+    // One budget (SPEC.md "Budget"): a REST read uses what the session remembers of its requests, the proxy its request's own limits.
+    const computed = sessionBudget({ ...session, systemTokens }, limits);
+    const budget = computed.budget - (limits?.extraTokens ?? 0);
 
     // Guarantee 4: never more than the budget. Until a compaction brings it under (pending, failed, or a
     // preset that deletes nothing), a deterministic fallback masks, offloads and drops the oldest turns.
@@ -208,8 +208,12 @@ export class ContextService {
       fitted = fitToBudget(counted, { budget: budget - continuationTokens, protection: presetProtection(sessionPolicy(session)), countMessage: counter.countMessage });
     } catch (error) {
       if (error instanceof BudgetTooSmall) {
-        const eventId = await this.compactions.event(session.id, session.tenantId, 'budget-too-small', `Context read refused: ${error.message}`, { lastSeq: session.lastSeq });
+        // The 422 names what used the budget: the window's parts, and what the request adds besides the context.
+        const extra = limits?.extraTokens ? ` − the request's longer system prompt or prefill ${limits.extraTokens.toLocaleString('en-US')}` : '';
+        const refused = error.withBudgetLine(`${budgetUse(computed)}${extra}`);
+        const eventId = await this.compactions.event(session.id, session.tenantId, 'budget-too-small', `Context read refused: ${refused.message}`, { lastSeq: session.lastSeq });
         this.publisher.notify(session.id, eventId);
+        throw refused;
       }
       throw error;
     }

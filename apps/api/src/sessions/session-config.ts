@@ -1,4 +1,17 @@
-import { computeBudget, DEFAULT_PRESET, isPresetImplemented, PolicyInput, PRESET_NAMES, resolvePresetParams, thresholdTokens, ValidationFailed } from '@compactor/compaction';
+import {
+  assertBudgetAboveFloor,
+  DEFAULT_PRESET,
+  defaultOutputReserve,
+  isPresetImplemented,
+  PolicyInput,
+  PRESET_NAMES,
+  RequestLimits,
+  resolvePresetParams,
+  sessionBudget,
+  SessionBudgetFields,
+  thresholdTokens,
+  ValidationFailed,
+} from '@compactor/compaction';
 import { Prisma, SessionRecord } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { z } from 'zod';
@@ -52,14 +65,19 @@ export function resolveSessionConfig(input: {
   const resolved = resolveModel(model);
   if (!input.model) warnings.push('No model given: tokens are estimated with the default model settings; set `model` for exact counts');
   else if (resolved.warning) warnings.push(resolved.warning);
+  const contextWindow = input.contextWindow ?? resolved.spec.contextWindow;
+  // SPEC.md "Budget": the default reserve is the model's maximum output, capped at 25% of the window.
+  const outputReserve = input.outputReserve ?? defaultOutputReserve(resolved.spec.defaultOutputReserve, contextWindow);
+  assertBudgetAboveFloor({ contextWindow, outputReserve });
   return {
     model,
-    contextWindow: input.contextWindow ?? resolved.spec.contextWindow,
-    outputReserve: input.outputReserve ?? resolved.spec.defaultOutputReserve,
+    contextWindow,
+    outputReserve,
     policy: input.policy ?? { preset: DEFAULT_PRESET, overrides: {} },
     warnings,
   };
 }
+
 
 /** A policy as the JSON the sessions table stores (it was validated by policySchema). */
 export function policyJson(policy: PolicyInput): Prisma.InputJsonValue {
@@ -80,11 +98,12 @@ export interface SessionUsage {
 }
 
 export function sessionUsage(
-  session: Pick<SessionRecord, 'contextWindow' | 'outputReserve' | 'policy'>,
+  session: SessionBudgetFields & Pick<SessionRecord, 'policy'>,
   contextTokens: number,
-  systemTokens = 0,
+  systemTokens = session.systemTokens ?? 0,
+  request?: RequestLimits,
 ): SessionUsage {
-  const budget = computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve, systemTokens });
+  const budget = sessionBudget({ ...session, systemTokens }, request);
   return {
     contextTokens,
     budget: budget.budget,

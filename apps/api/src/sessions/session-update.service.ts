@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { PolicyInput } from '@compactor/compaction';
+import { assertBudgetAboveFloor, PolicyInput } from '@compactor/compaction';
 import { MessageRepository, SessionRepository } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
@@ -31,7 +31,7 @@ export class SessionUpdateService {
     const warnings: string[] = [];
     const data: { model?: string; contextWindow?: number; outputReserve?: number; policy?: object } = {};
     if (change.model !== undefined && change.model !== session.model) {
-      const resolved = resolveSessionConfig({ model: change.model });
+      const resolved = resolveSessionConfig({ model: change.model, contextWindow: change.contextWindow, outputReserve: change.outputReserve });
       warnings.push(...resolved.warnings);
       data.model = change.model;
       // A new model brings its catalog window and reserve unless they are given too.
@@ -41,6 +41,10 @@ export class SessionUpdateService {
     if (change.contextWindow !== undefined) data.contextWindow = change.contextWindow;
     if (change.outputReserve !== undefined) data.outputReserve = change.outputReserve;
     if (change.policy !== undefined) data.policy = { ...change.policy };
+    // A budget under the floor is a 400 naming both fields, before anything changes (SPEC.md "Budget").
+    if (data.contextWindow !== undefined || data.outputReserve !== undefined) {
+      assertBudgetAboveFloor({ contextWindow: data.contextWindow ?? session.contextWindow, outputReserve: data.outputReserve ?? session.outputReserve });
+    }
 
     let totals = { history: session.historyTokens, context: session.contextTokens, system: session.systemTokens };
     if (data.model) totals = await this.recount(session.id, data.model);
@@ -51,6 +55,8 @@ export class SessionUpdateService {
       ...(data.model ? { historyTokens: totals.history, systemTokens: totals.system } : {}),
       contextTokens: totals.context,
       utilization: usage.utilization,
+      // A new budget or policy: a compaction that was waiting for more tokens may succeed now.
+      compactionHoldTokens: null,
     });
     return { ...toSessionView(updated), warnings };
   }

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import {
   applyPrefix,
   checkpointMessage,
-  computeBudget,
+  sessionBudget,
   DomainError,
   ErrorCode,
   JobNotFound,
@@ -110,7 +110,7 @@ export class SnapshotsService {
       const history = rows.map((r) => ({ seq: r.seq, message: canonicalOf(r), tokens: r.tokens }));
       const contextTokens =
         applyPrefix(target, history, (c) => counter.countMessage(checkpointMessage(c))).reduce((n, m) => n + m.tokens, 0);
-      const budget = computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve });
+      const budget = sessionBudget(session);
       const compactions = typeof snapshot.metadata.compactions === 'number' ? snapshot.metadata.compactions : 0;
       // The restored version's context confidence is the one measured when it was written (1 before any compaction).
       const confidence = snapshot.versionId && typeof snapshot.metadata.contextConfidence === 'number' ? snapshot.metadata.contextConfidence : 1;

@@ -528,6 +528,8 @@ export interface components {
              * @enum {string}
              */
             format?: "anthropic" | "openai" | "canonical";
+            /** @description The max_tokens your requests to the model send: the budget reserves the larger of it and the session's output reserve. Remembered on the session until another append or proxied request says otherwise. */
+            maxTokens?: number;
             /** @description 1-500 messages in Anthropic Messages, OpenAI Chat Completions or canonical shape. */
             messages: {
                 [key: string]: unknown;
@@ -540,6 +542,10 @@ export interface components {
             policy?: Record<string, never>;
             /** @description Anthropic's top-level system prompt: a string or text blocks. */
             system?: Record<string, never>;
+            /** @description The tool schemas your requests send: their tokens come off the budget. Remembered on the session; [] clears them. */
+            tools?: {
+                [key: string]: unknown;
+            }[];
         };
         AppendMessagesResponse: {
             compaction: components["schemas"]["CompactionSchedule"];

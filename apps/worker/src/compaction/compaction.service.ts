@@ -13,7 +13,9 @@ import {
   goalPromptOf,
   goalRecordFromJson,
   renderGoalBlock,
-  computeBudget,
+  compactionDue,
+  compactionHold,
+  sessionBudget,
   ingestTransform,
   toolNamesOf,
   isPresetImplemented,
@@ -86,7 +88,7 @@ export class CompactionService {
     const names = toolNamesOf(stored);
     const history = ingest ? stored.map((m) => ingest(m, counter.countMessage, names)) : stored;
     const prefix = prefixOf(head);
-    const budget = computeBudget({ contextWindow: session.contextWindow, outputReserve: session.outputReserve });
+    const budget = sessionBudget(session);
     const run = { sessionId: session.id, tenantId, jobId };
     if (!job.dryRun) await this.progress.started({ ...run, trigger: job.trigger, preset: policy.preset, fromSeq: stored[0]?.seq ?? 0, throughSeq, tokens: session.contextTokens });
     const summarizer = new MemoizedSummarizer(job.dryRun ? this.summarizer : this.progress.announcing(this.summarizer, run), await this.compactions.intermediate(jobId), (key, result) =>
@@ -100,8 +102,9 @@ export class CompactionService {
         {
           history,
           prefix,
+          // One budget (SPEC.md "Budget"): seed 004's dynamic budget starts from it, not from the raw window, so the engine's
+          // trigger is the API's (the window would ignore max_tokens and the tool schemas the next request carries).
           budget: budget.budget,
-          contextWindow: session.contextWindow,
           summarizer,
           countMessage: counter.countMessage,
           countText: counter.countText,
@@ -143,6 +146,11 @@ export class CompactionService {
     if (outcome.status !== 'succeeded') {
       await this.progress.record(session.id, tenantId, outcome.events.map((e) => ({ type: e.type, line: e.line, data: { jobId } })));
       await finish({ ...record, status: outcome.status, reason: outcome.reason, error: outcome.status === 'failed' ? outcome.reason : undefined });
+      // An automatic run that could not compact is not run again on every append (no compaction loops).
+      const threshold = thresholdTokens(budget, policy);
+      if ((job.trigger === 'threshold' || job.trigger === 'ingest') && session.contextTokens >= threshold) {
+        await this.hold(session, tenantId, budget, session.contextTokens, threshold, `the compaction was ${outcome.status}: ${outcome.reason ?? 'no reason given'}`);
+      }
       return { status: outcome.status };
     }
 
@@ -195,13 +203,32 @@ export class CompactionService {
     }
     await finish({ ...record, status: 'succeeded', resultVersionId: versionId });
     this.progress.committed(session.id);
+    // A result still over the trigger would call for another run at the next append: wait for enough new tokens instead.
+    const threshold = thresholdTokens(budget, policy);
+    const contextAfter = outcome.tokensAfter - (outcome.prefix.goalBlock?.tokens ?? 0) + (goalBlock?.tokens ?? 0);
+    if (contextAfter >= threshold) await this.hold(session, tenantId, budget, contextAfter, threshold, 'the protected part and the newest turns alone stay above the trigger');
+    else if (session.compactionHoldTokens !== null) await this.sessions.holdCompactions(session.id, null);
     // Seed 003 deletes the offload files after a compaction; here only what no version refers to goes.
     await this.compactions.deleteUnreferencedArtifacts(session.id);
     this.logger.log(`Session ${session.externalId}: ${outcome.events.at(-1)?.line ?? 'compacted'}`);
     // Threshold re-check: appends that arrived during the run may call for another one.
     const after = await this.sessions.findById(session.id);
-    if (after && after.lastSeq > throughSeq && after.contextTokens >= thresholdTokens(budget, policy)) await this.requeue(after, tenantId);
+    if (after && after.lastSeq > throughSeq && compactionDue(after.contextTokens, thresholdTokens(sessionBudget(after), policy), after.compactionHoldTokens)) await this.requeue(after, tenantId);
     return { status: 'succeeded', versionId };
+  }
+
+  /** Holds automatic compactions until the context grows past where this run left it, and says why in an event. */
+  private async hold(session: SessionRecord, tenantId: string, budget: ReturnType<typeof sessionBudget>, contextTokens: number, threshold: number, why: string) {
+    const until = compactionHold(budget, contextTokens);
+    await this.sessions.holdCompactions(session.id, until);
+    const fmt = (n: number) => n.toLocaleString('en-US');
+    await this.progress.record(session.id, tenantId, [
+      {
+        type: 'compaction-held',
+        line: `Compaction left the context at ${fmt(contextTokens)} tokens, above the ${fmt(threshold)}-token trigger (${why}): the next automatic one waits until ${fmt(until)} tokens`,
+        data: { contextTokens, threshold, holdUntilTokens: until },
+      },
+    ]);
   }
 
   /**

@@ -383,7 +383,8 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   if (fit.fits()) return finish(latest);
 
   // What is left is what can never go: the system prompt(s), the last user message, the open exchange.
-  throw new BudgetTooSmall(budget, fit.total);
+  const keptSystem = fit.keptIndexes().reduce((n, i) => n + (fit.current[i].message.role === 'system' ? fit.current[i].tokens : 0), 0);
+  throw new BudgetTooSmall(budget, fit.total, { systemTokens: keptSystem, conversationTokens: fit.total - keptSystem });
 }
 
 /** A tool result whose output is replaced by where to find it; same block, id and error flag, so the pair stays intact. */
