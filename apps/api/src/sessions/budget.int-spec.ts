@@ -196,7 +196,6 @@ describe('one budget, over HTTP with a worker', () => {
     const messages = all.reduce((n, t) => n + t.length, 0);
     expect(messages).toBeGreaterThanOrEqual(600);
     expect(reads).toBe(all.length);
-    // eslint-disable-next-line no-console -- the measured numbers, for the closing note and the bench
     console.log(`replay: ${messages} messages, ${all.length} turns, ${compactions} compactions`);
     expect(compactions).toBeGreaterThan(0);
     expect(compactions).toBeLessThanOrEqual(Math.ceil(all.length / 10));
