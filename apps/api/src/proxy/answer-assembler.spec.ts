@@ -89,6 +89,37 @@ describe('answer assemblers', () => {
     expect(openai.message()).toEqual({ role: 'assistant', content: 'hi', refusal: null });
   });
 
+  it("reads the upstream's reported prompt tokens (Anthropic's cache reads and writes included), once the answer completed", () => {
+    const withUsage = anthropicStream.replace(
+      '"content":[]}}',
+      '"content":[],"usage":{"input_tokens":120,"cache_creation_input_tokens":1000,"cache_read_input_tokens":30000,"output_tokens":1}}}',
+    );
+    const streamed = anthropicStreamAssembler();
+    feed(streamed, withUsage.slice(0, withUsage.indexOf('event: message_stop')), 40);
+    expect(streamed.inputTokens()).toBeUndefined();
+    feed(streamed, withUsage.slice(withUsage.indexOf('event: message_stop')), 40);
+    expect(streamed.inputTokens()).toBe(31_120);
+    const none = anthropicStreamAssembler();
+    feed(none, anthropicStream, 64);
+    expect(none.inputTokens()).toBeUndefined();
+
+    const openai = openaiStreamAssembler();
+    feed(
+      openai,
+      `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'ok' }, finish_reason: 'stop' }] })}\n\ndata: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 4_321, completion_tokens: 2 } })}\n\ndata: [DONE]\n\n`,
+      9,
+    );
+    expect(openai.inputTokens()).toBe(4_321);
+
+    const json = jsonAnswerAssembler('anthropic');
+    feed(json, JSON.stringify({ content: [{ type: 'text', text: 'hi' }], usage: { input_tokens: 50, cache_read_input_tokens: null, output_tokens: 3 } }), 7);
+    expect(json.inputTokens()).toBe(50);
+    const jsonOpenai = jsonAnswerAssembler('openai');
+    feed(jsonOpenai, JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'hi' } }], usage: { prompt_tokens: 77 } }), 7);
+    expect(jsonOpenai.inputTokens()).toBe(77);
+    expect(jsonOpenai.message()).toEqual({ role: 'assistant', content: 'hi' });
+  });
+
   it('SseReader: comments ignored, multi-line data joined', () => {
     const events: Array<[string | undefined, string]> = [];
     const reader = new SseReader((e, d) => events.push([e, d]));

@@ -11,6 +11,8 @@ import type { ProxyProvider } from './provider-errors';
 export interface AnswerAssembler {
   push(chunk: Buffer): void;
   message(): Record<string, unknown> | undefined;
+  /** The prompt tokens the upstream reported (Anthropic's input tokens with cache reads and writes; OpenAI's prompt_tokens), if it did. */
+  inputTokens(): number | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -47,6 +49,17 @@ export class SseReader {
   }
 }
 
+/** Anthropic counts cached prompt tokens apart: the prompt is all three. */
+function anthropicInputTokens(usage: unknown): number | undefined {
+  if (!isObject(usage) || typeof usage.input_tokens !== 'number') return undefined;
+  const part = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+  return usage.input_tokens + part(usage.cache_creation_input_tokens) + part(usage.cache_read_input_tokens);
+}
+
+function openaiInputTokens(usage: unknown): number | undefined {
+  return isObject(usage) && typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : undefined;
+}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -61,6 +74,7 @@ export function anthropicStreamAssembler(): AnswerAssembler {
   const partialJson = new Map<number, string>();
   let stopped = false;
   let failed = false;
+  let input: number | undefined;
   const reader = new SseReader((_event, data) => {
     const e = parseJson(data);
     if (!isObject(e)) return;
@@ -68,6 +82,7 @@ export function anthropicStreamAssembler(): AnswerAssembler {
     switch (e.type) {
       case 'message_start':
         blocks.length = 0;
+        input = isObject(e.message) ? anthropicInputTokens(e.message.usage) : undefined;
         break;
       case 'content_block_start':
         if (index >= 0 && isObject(e.content_block)) blocks[index] = { ...e.content_block };
@@ -108,6 +123,7 @@ export function anthropicStreamAssembler(): AnswerAssembler {
       const content = blocks.filter((b) => b !== undefined);
       return stopped && !failed && content.length > 0 ? { role: 'assistant', content } : undefined;
     },
+    inputTokens: () => (stopped && !failed ? input : undefined),
   };
 }
 
@@ -126,6 +142,7 @@ export function openaiStreamAssembler(): AnswerAssembler {
   const calls: ToolCallParts[] = [];
   let finished = false;
   let failed = false;
+  let input: number | undefined;
   const reader = new SseReader((_event, data) => {
     if (data.trim() === '[DONE]') {
       finished = true;
@@ -134,6 +151,8 @@ export function openaiStreamAssembler(): AnswerAssembler {
     const chunk = parseJson(data);
     if (!isObject(chunk)) return;
     if (chunk.error !== undefined) failed = true;
+    // The usage chunk (stream_options.include_usage) comes last, with no choices.
+    input = openaiInputTokens(chunk.usage) ?? input;
     const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
     const choice = choices.find((c): c is Json => isObject(c) && (c.index === 0 || c.index === undefined));
     if (!choice) return;
@@ -169,16 +188,27 @@ export function openaiStreamAssembler(): AnswerAssembler {
         ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
       };
     },
+    inputTokens: () => (finished && !failed ? input : undefined),
   };
 }
 
 /** A non-streamed answer: the JSON body, read whole. */
 export function jsonAnswerAssembler(provider: ProxyProvider): AnswerAssembler {
   const chunks: Buffer[] = [];
+  let parsed: { body: unknown } | undefined;
+  const body = () => (parsed ??= { body: parseJson(Buffer.concat(chunks).toString('utf8')) }).body;
   return {
-    push: (chunk) => chunks.push(chunk),
+    push: (chunk) => {
+      chunks.push(chunk);
+      parsed = undefined;
+    },
+    inputTokens: () => {
+      const b = body();
+      if (!isObject(b)) return undefined;
+      return provider === 'anthropic' ? anthropicInputTokens(b.usage) : openaiInputTokens(b.usage);
+    },
     message: () => {
-      const body = parseJson(Buffer.concat(chunks).toString('utf8'));
+      const body = parsed?.body ?? parseJson(Buffer.concat(chunks).toString('utf8'));
       if (!isObject(body)) return undefined;
       if (provider === 'anthropic') {
         return Array.isArray(body.content) && body.content.length > 0 ? { role: 'assistant', content: body.content } : undefined;

@@ -1,5 +1,5 @@
 import { ValidationFailed } from '../errors';
-import { assertBudgetAboveFloor, budgetFloor, budgetUse, compactionDue, compactionHold, computeBudget, defaultOutputReserve, safetyMargin, sessionBudget, thresholdTokens } from './budget';
+import { recalibrated, assertBudgetAboveFloor, budgetFloor, budgetUse, compactionDue, compactionHold, computeBudget, defaultOutputReserve, safetyMargin, sessionBudget, thresholdTokens } from './budget';
 
 describe('budget (SPEC.md "Budget")', () => {
   it('subtracts reserve, tool schemas and the safety margin from the window', () => {
@@ -102,6 +102,22 @@ describe('budget (SPEC.md "Budget")', () => {
       expect(compactionDue(17_999, 18_000, null)).toBe(false);
       expect(compactionDue(18_000, 18_000, null)).toBe(true);
       expect(compactionHold(computeBudget({ contextWindow: 4_096, outputReserve: 1_024 }), 100)).toBe(1_100);
+    });
+  });
+
+  describe('recalibration from the upstream usage', () => {
+    it('moves half way to the reported ratio, within bounds, and not at all for small drifts', () => {
+      expect(recalibrated(1, 10_000, 12_000)).toBe(1.1);
+      expect(recalibrated(1.1, 10_000, 12_000)).toBe(1.15);
+      expect(recalibrated(1, 10_000, 10_100)).toBeUndefined();
+      expect(recalibrated(1, 1_000, 100_000)).toBe(1.25);
+      expect(recalibrated(1, 10_000, 1)).toBe(0.9);
+      expect(recalibrated(1, 0, 100)).toBeUndefined();
+      // Converges on a steady ratio, then stops writing.
+      let c = 1;
+      for (let i = 0; i < 20; i++) c = recalibrated(c, 10_000, 13_000) ?? c;
+      expect(c).toBeGreaterThan(1.26);
+      expect(recalibrated(c, 10_000, 13_000)).toBeUndefined();
     });
   });
 });

@@ -157,3 +157,15 @@ export function compactionHold(budget: Budget, contextTokens: number): number {
 export function compactionDue(contextTokens: number, threshold: number, holdTokens: number | null | undefined): boolean {
   return contextTokens >= threshold && (holdTokens === null || holdTokens === undefined || contextTokens >= holdTokens);
 }
+
+/**
+ * The proxy's recalibration (SPEC.md "Budget"): the upstream's reported prompt tokens over our
+ * estimate of the same request, averaged with what the session had (half each), within
+ * CALIBRATION_RANGE. Undefined when the change is under 2%: the stored value, and so the budget
+ * and the forwarded prefix, stay put.
+ */
+export function recalibrated(current: number, estimatedTokens: number, reportedTokens: number): number | undefined {
+  if (!(estimatedTokens > 0) || !(reportedTokens > 0)) return undefined;
+  const next = clampCalibration(Math.round(((clampCalibration(current) + clampCalibration(reportedTokens / estimatedTokens)) / 2) * 1_000) / 1_000);
+  return Math.abs(next - current) >= 0.02 ? next : undefined;
+}
