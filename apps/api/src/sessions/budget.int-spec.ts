@@ -101,6 +101,19 @@ describe('one budget, over HTTP with a worker', () => {
     // A later append without them keeps what the session remembered.
     const next = await http().post('/v1/sessions/budget-limits/messages').set(auth()).send({ messages: [{ role: 'assistant', content: 'On it.' }] }).expect(201);
     expect(next.body.usage.budget).toBe(plain - toolTokens);
+    // GET /v1/sessions/:id shows how the budget is made up.
+    const detail = (await http().get('/v1/sessions/budget-limits').set(auth()).expect(200)).body;
+    expect(detail.budget).toEqual({
+      window: 32_000,
+      reserve: 6_000,
+      requestMaxTokens: 6_000,
+      toolSchemaTokens: toolTokens,
+      safetyMargin: 640,
+      calibration: 1,
+      calibrationTokens: 0,
+      budget: plain - toolTokens,
+      compactionHoldTokens: null,
+    });
     // tools: [] clears the schemas; a smaller maxTokens than the reserve leaves the reserve.
     const cleared = await http().post('/v1/sessions/budget-limits/messages').set(auth()).send({ maxTokens: 1_000, tools: [], messages: [{ role: 'user', content: 'Go on' }] }).expect(201);
     expect(cleared.body.usage.budget).toBe(32_000 - 2_000 - 640);
@@ -127,6 +140,9 @@ describe('one budget, over HTTP with a worker', () => {
     expect(unknown.body.warnings.join(' ')).toContain('Unknown model "acme-coder-9"');
     const events = (await http().get('/v1/sessions/budget-unknown/events').set(auth()).expect(200)).body.events as Array<{ type: string; line: string }>;
     expect(events.map((e) => e.type)).toContain('model-unknown');
+    await http().post('/v1/sessions').set(auth()).send({ id: 'budget-unknown-created', model: 'acme-coder-9' }).expect(201);
+    const createdEvents = (await http().get('/v1/sessions/budget-unknown-created/events').set(auth()).expect(200)).body.events as Array<{ type: string; line: string }>;
+    expect(createdEvents.find((e) => e.type === 'model-unknown')?.line).toContain('Unknown model "acme-coder-9"');
     const opus = await http().post('/v1/sessions/budget-opus/messages').set(auth()).send({ model: 'claude-opus-4-8', messages: [{ role: 'user', content: 'hi' }] }).expect(201);
     expect(opus.body.warnings).toBeUndefined();
     expect((await http().get('/v1/sessions/budget-opus').set(auth()).expect(200)).body.contextWindow).toBe(200_000);

@@ -101,7 +101,39 @@ export class SessionView {
   lastActivityAt!: string;
 }
 
+export class BudgetView {
+  @ApiProperty({ description: "The model's context window." })
+  window!: number;
+
+  @ApiProperty({ description: "The larger of the session's output reserve and its requests' max_tokens." })
+  reserve!: number;
+
+  @ApiProperty({ nullable: true, type: Number, description: 'The max_tokens its requests send (the proxy records it; a REST append may pass maxTokens); null when none was seen.' })
+  requestMaxTokens!: number | null;
+
+  @ApiProperty({ description: 'Tokens of the tool schemas its requests send (the proxy records them; a REST append may pass tools).' })
+  toolSchemaTokens!: number;
+
+  @ApiProperty({ description: '2% of the window, at least 256: estimates drift.' })
+  safetyMargin!: number;
+
+  @ApiProperty({ description: "The upstream's reported prompt tokens over Compactor's estimate of the same requests (1: never reported)." })
+  calibration!: number;
+
+  @ApiProperty({ description: 'Window tokens the calibration takes back (negative: gives) from the budget.' })
+  calibrationTokens!: number;
+
+  @ApiProperty({ description: 'window − reserve − tool schemas − safety margin − calibration: what the context may hold.' })
+  budget!: number;
+
+  @ApiProperty({ nullable: true, type: Number, description: 'A compaction could not bring the context under its trigger: automatic ones wait until the context reaches this many tokens; null: no hold.' })
+  compactionHoldTokens!: number | null;
+}
+
 export class SessionDetail extends SessionView {
+  @ApiProperty({ type: BudgetView, description: 'How the budget is made up (SPEC.md "Budget"): the API, the worker and the proxy use this one.' })
+  budget!: BudgetView;
+
   @ApiProperty({ nullable: true, type: String, description: 'The session this one was forked from (the proxy forks a conversation whose history diverged); null when it is not a fork.' })
   forkedFrom!: string | null;
 

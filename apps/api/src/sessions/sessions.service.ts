@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { reliabilityOf, SessionExists, SessionNotFound } from '@compactor/compaction';
-import { SessionRecord, SessionRepository } from '@compactor/persistence';
+import { reliabilityOf, sessionBudget, SessionExists, SessionNotFound } from '@compactor/compaction';
+import { EventPublisher } from '@compactor/jobs';
+import { EventRepository, SessionRecord, SessionRepository } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { policyJson, ResolvedSessionConfig, sessionPolicy, sessionUsage } from './session-config';
 import { ReliabilityView, SessionDetail, SessionPage, SessionView } from './sessions.dto';
@@ -54,7 +55,11 @@ export function decodeCursor(cursor: string): { lastActivityAt: Date; id: string
 
 @Injectable()
 export class SessionsService {
-  constructor(private readonly sessions: SessionRepository) {}
+  constructor(
+    private readonly sessions: SessionRepository,
+    private readonly events: EventRepository,
+    private readonly publisher: EventPublisher,
+  ) {}
 
   /** The tenant's session, or 404 — the same answer whether it is missing or another tenant's. */
   async require(tenantId: string, externalId: string): Promise<SessionRecord> {
@@ -66,13 +71,33 @@ export class SessionsService {
   /** The session with the fork links around it (GET /v1/sessions/:id). */
   async detail(tenantId: string, externalId: string): Promise<SessionDetail> {
     const session = await this.require(tenantId, externalId);
-    return { ...toSessionView(session), ...(await this.sessions.lineage(session.id)) };
+    const budget = sessionBudget(session);
+    return {
+      ...toSessionView(session),
+      budget: {
+        window: budget.window,
+        reserve: budget.reserve,
+        requestMaxTokens: session.requestMaxTokens,
+        toolSchemaTokens: budget.toolSchemaTokens,
+        safetyMargin: budget.safetyMargin,
+        calibration: session.calibration,
+        calibrationTokens: budget.calibrationTokens,
+        budget: budget.budget,
+        compactionHoldTokens: session.compactionHoldTokens,
+      },
+      ...(await this.sessions.lineage(session.id)),
+    };
   }
 
   async create(tenantId: string, externalId: string, config: ResolvedSessionConfig): Promise<SessionRecord> {
     const { warnings: _warnings, policy, ...rest } = config;
     const created = await this.sessions.create(tenantId, externalId, { ...rest, policy: policyJson(policy) });
     if (!created) throw new SessionExists(externalId);
+    // A model the catalog cannot resolve gets the default window and an estimate: the operator sees why on the session too.
+    if (!resolveModel(config.model).known) {
+      const event = await this.events.record(created.id, tenantId, 'model-unknown', config.warnings.join('; '), { model: config.model, contextWindow: config.contextWindow });
+      if (event) this.publisher.notify(created.id, event.id);
+    }
     return created;
   }
 

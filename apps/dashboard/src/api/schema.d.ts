@@ -555,6 +555,26 @@ export interface components {
             usage: components["schemas"]["UsageView"];
             warnings?: string[];
         };
+        BudgetView: {
+            /** @description window − reserve − tool schemas − safety margin − calibration: what the context may hold. */
+            budget: number;
+            /** @description The upstream's reported prompt tokens over Compactor's estimate of the same requests (1: never reported). */
+            calibration: number;
+            /** @description Window tokens the calibration takes back (negative: gives) from the budget. */
+            calibrationTokens: number;
+            /** @description A compaction could not bring the context under its trigger: automatic ones wait until the context reaches this many tokens; null: no hold. */
+            compactionHoldTokens: number | null;
+            /** @description The max_tokens its requests send (the proxy records it; a REST append may pass maxTokens); null when none was seen. */
+            requestMaxTokens: number | null;
+            /** @description The larger of the session's output reserve and its requests' max_tokens. */
+            reserve: number;
+            /** @description 2% of the window, at least 256: estimates drift. */
+            safetyMargin: number;
+            /** @description Tokens of the tool schemas its requests send (the proxy records them; a REST append may pass tools). */
+            toolSchemaTokens: number;
+            /** @description The model's context window. */
+            window: number;
+        };
         CallerView: {
             /**
              * Format: uuid
@@ -1097,6 +1117,8 @@ export interface components {
             version: number;
         };
         SessionDetail: {
+            /** @description How the budget is made up (SPEC.md "Budget"): the API, the worker and the proxy use this one. */
+            budget: components["schemas"]["BudgetView"];
             compactions: number;
             contextWindow: number;
             /** Format: date-time */
