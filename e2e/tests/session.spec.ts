@@ -37,6 +37,7 @@ interface Diff {
 }
 
 const chart = (page: Page) => page.getByTestId('usage-chart');
+const formatTokens = (n: number) => n.toLocaleString('en-US');
 const count = (series: UsageSeries, kind: string) => series.points.filter((p) => p.kind === kind).length;
 
 test('a compacted session: usage chart, reliability, checkpoints, goal, and the context beside the history', async ({ page, context }) => {
@@ -84,6 +85,14 @@ test('a compacted session: usage chart, reliability, checkpoints, goal, and the 
   await expect(chart(page).locator('.recharts-legend-item')).toHaveText(['Budget', 'Compaction', 'Context tokens', 'Trigger line'].map((t) => new RegExp(t)), { useInnerText: true });
   await page.getByText('Compactions and restores as a table (2)').click();
   await expect(page.getByTestId('usage-markers').locator('tbody tr')).toHaveCount(2);
+
+  // The one budget, as the API makes it up: window − reserve − margin = budget.
+  const budget = (session as SessionView & { budget: { reserve: number; safetyMargin: number; budget: number } }).budget;
+  await expect(page.getByTestId('budget-parts')).toHaveText(
+    `− ${formatTokens(budget.reserve)} reserve − ${formatTokens(budget.safetyMargin)} margin = ${formatTokens(budget.budget)} budget`,
+    { useInnerText: true },
+  );
+  expect(budget.budget).toBe(session.usage.budget);
 
   // Reliability: the badge, the warning, the three factors.
   const reliability = page.getByTestId('reliability');

@@ -14,7 +14,7 @@ export const EVENTS_SHOWN = 50;
 export const SNAPSHOTS_SHOWN = 20;
 
 export interface SessionPageData {
-  session: Schemas['SessionView'];
+  session: Schemas['SessionDetail'];
   usage: ApiResult<Schemas['UsageSeries'] & { truncated: boolean }>;
   checkpoints: ApiResult<Schemas['CheckpointList']>;
   goal: ApiResult<Schemas['GoalView']>;

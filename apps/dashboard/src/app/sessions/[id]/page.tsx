@@ -125,9 +125,33 @@ export default async function SessionPage({ params, searchParams }: { params: Pa
           <div>
             <dt>Window</dt>
             <dd>
-              {formatTokens(session.contextWindow)} <span className={styles.muted}>− {formatTokens(session.outputReserve)} reserve</span>
+              {formatTokens(session.contextWindow)}{' '}
+              <span className={styles.muted} data-testid="budget-parts">
+                − {formatTokens(session.budget.reserve)} {session.budget.requestMaxTokens !== null && session.budget.requestMaxTokens >= session.outputReserve ? 'max_tokens' : 'reserve'}
+                {session.budget.toolSchemaTokens > 0 ? ` − ${formatTokens(session.budget.toolSchemaTokens)} tool schemas` : ''} − {formatTokens(session.budget.safetyMargin)} margin
+                {session.budget.calibrationTokens !== 0 ? ` − ${formatTokens(session.budget.calibrationTokens)} calibration (×${session.budget.calibration})` : ''} = {formatTokens(session.budget.budget)} budget
+              </span>
             </dd>
           </div>
+          {session.forkedFrom !== null || session.forks.length > 0 ? (
+            <div>
+              <dt>Forks</dt>
+              <dd data-testid="fork-links">
+                {session.forkedFrom !== null ? (
+                  <>
+                    forked from <Link href={sessionHref(session.forkedFrom)}>{session.forkedFrom}</Link>
+                  </>
+                ) : null}
+                {session.forkedFrom !== null && session.forks.length > 0 ? ' · ' : null}
+                {session.forks.map((fork, i) => (
+                  <span key={fork}>
+                    {i > 0 ? ', ' : ''}
+                    <Link href={sessionHref(fork)}>{fork}</Link>
+                  </span>
+                ))}
+              </dd>
+            </div>
+          ) : null}
           <div>
             <dt>History</dt>
             <dd>
