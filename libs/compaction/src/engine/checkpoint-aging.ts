@@ -189,7 +189,7 @@ export interface AgingSpan {
 export function agingSpan(context: SessionMessage[], protection: Protection, countMessage: (m: CanonicalMessage) => number): AgingSpan {
   const beforeLatest = (m: SessionMessage) => protection.latestFromSeq === undefined || m.seq < protection.latestFromSeq;
   const state = (m: SessionMessage): 'sum' | 'strip' | 'keep' => {
-    if (m.message.role === 'system' || !beforeLatest(m) || protection.whole.has(m.seq)) return 'keep';
+    if ((m.message.role === 'system' && !m.message.inConversation) || !beforeLatest(m) || protection.whole.has(m.seq)) return 'keep';
     if (!protection.userText.has(m.seq)) return 'sum';
     return m.message.blocks.some((b) => b.type === 'tool_result') ? 'strip' : 'keep';
   };
@@ -224,7 +224,7 @@ function recentCount(context: SessionMessage[], tokens: number): number {
   let n = 0;
   let sum = 0;
   for (let i = context.length - 1; i >= 0 && sum < tokens; i -= 1) {
-    if (context[i].message.role === 'system') break;
+    if (context[i].message.role === 'system' && !context[i].message.inConversation) break;
     sum += context[i].tokens;
     n += 1;
   }

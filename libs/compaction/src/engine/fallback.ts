@@ -93,7 +93,7 @@ interface Unit {
 }
 
 interface Shape {
-  /** System prompts and other system messages that are not checkpoints: they never go. */
+  /** System prompts and other system messages that are not checkpoints or in the conversation: they never go. */
   systems: number[];
   checkpoints: number[];
   /** The last user message that answers no tool call: it never goes. */
@@ -108,7 +108,8 @@ function shapeOf(context: SessionMessage[]): Shape {
   const checkpoints: number[] = [];
   const conversation: number[] = [];
   context.forEach((m, i) => {
-    if (m.message.role !== 'system') conversation.push(i);
+    // An in-conversation system message is conversation: it goes with its turn (or step).
+    if (m.message.role !== 'system' || m.message.inConversation) conversation.push(i);
     else if (isCheckpoint(m.message)) checkpoints.push(i);
     else systems.push(i);
   });
@@ -118,7 +119,7 @@ function shapeOf(context: SessionMessage[]): Shape {
 
   // The trailing exchange: back from the end over result messages to the assistant that called.
   let f = conversation.length - 1;
-  while (f >= 0 && answersTools(context[conversation[f]].message)) f -= 1;
+  while (f >= 0 && (answersTools(context[conversation[f]].message) || context[conversation[f]].message.inConversation)) f -= 1;
   const open = f >= 0 && callsTools(context[conversation[f]].message) ? conversation.slice(f) : [];
   const openSet = new Set(open);
 
@@ -383,7 +384,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   if (fit.fits()) return finish(latest);
 
   // What is left is what can never go: the system prompt(s), the last user message, the open exchange.
-  const keptSystem = fit.keptIndexes().reduce((n, i) => n + (fit.current[i].message.role === 'system' ? fit.current[i].tokens : 0), 0);
+  const keptSystem = fit.keptIndexes().reduce((n, i) => n + (fit.current[i].message.role === 'system' && !fit.current[i].message.inConversation ? fit.current[i].tokens : 0), 0);
   throw new BudgetTooSmall(budget, fit.total, { systemTokens: keptSystem, conversationTokens: fit.total - keptSystem });
 }
 

@@ -136,7 +136,7 @@ function compactableSpan(context: SessionMessage[], protection: Protection): Ses
     for (let k = first; k <= last; k += 1) exempt.add(context[k].seq);
   });
   const candidate = (m: SessionMessage) =>
-    m.message.role !== 'system' &&
+    (m.message.role !== 'system' || m.message.inConversation === true) &&
     (protection.latestFromSeq === undefined || m.seq < protection.latestFromSeq) &&
     !protection.whole.has(m.seq) &&
     !protection.userText.has(m.seq) &&

@@ -36,6 +36,19 @@ export interface Protection {
 
 
 const answersTools = (m: CanonicalMessage) => m.role === 'tool' || m.blocks.some((b) => b.type === 'tool_result');
+const inConversationSystem = (m: CanonicalMessage) => m.role === 'system' && m.inConversation === true;
+
+/**
+ * Whether message k belongs to the tool exchange before it: it answers tools, or it is an
+ * in-conversation system message that results still follow (one that sits between a call and its
+ * results stays inside the exchange, so no cut separates them).
+ */
+function inExchange(messages: SessionMessage[], k: number): boolean {
+  if (answersTools(messages[k].message)) return true;
+  let j = k;
+  while (j < messages.length && inConversationSystem(messages[j].message)) j += 1;
+  return j > k && j < messages.length && answersTools(messages[j].message);
+}
 
 /**
  * Index of the first message of the tool exchange that `index` belongs to: the assistant
@@ -45,7 +58,7 @@ const answersTools = (m: CanonicalMessage) => m.role === 'tool' || m.blocks.some
 export function exchangeStart(messages: SessionMessage[], index: number): number {
   let i = index;
   // Any message that answers tools (an Anthropic user message may hold results and text) belongs to the calls before it.
-  while (i > 0 && answersTools(messages[i].message)) i -= 1;
+  while (i > 0 && inExchange(messages, i)) i -= 1;
   return i;
 }
 
@@ -57,10 +70,8 @@ export function exchangeStart(messages: SessionMessage[], index: number): number
 export function exchangeRange(messages: SessionMessage[], index: number): [number, number] {
   const first = exchangeStart(messages, index);
   let last = first;
-  if (messages[first].message.blocks.some((b) => b.type === 'tool_use')) {
-    while (last + 1 < messages.length && answersTools(messages[last + 1].message)) last += 1;
-  } else if (answersTools(messages[first].message)) {
-    while (last + 1 < messages.length && answersTools(messages[last + 1].message)) last += 1;
+  if (messages[first].message.blocks.some((b) => b.type === 'tool_use') || answersTools(messages[first].message)) {
+    while (last + 1 < messages.length && inExchange(messages, last + 1)) last += 1;
   }
   return [first, last];
 }
@@ -72,7 +83,8 @@ export function protectionOf(messages: SessionMessage[], policy: ProtectionPolic
   const exempt = new Set(policy.exemptToolNames);
 
   for (const m of messages) {
-    if (m.message.role === 'system' || m.message.pinned) whole.add(m.seq);
+    // The system prompt is always kept; an in-conversation system message is conversation (protected while among the latest N).
+    if ((m.message.role === 'system' && !m.message.inConversation) || m.message.pinned) whole.add(m.seq);
     for (const b of m.message.blocks) if (b.type === 'tool_use' && exempt.has(b.name)) exemptToolUseIds.add(b.id);
   }
 

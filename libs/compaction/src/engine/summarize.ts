@@ -6,7 +6,7 @@ import { SessionMessage } from './types';
 
 /**
  * The messages a new checkpoint covers: every message before "the latest N" that is not a
- * system prompt or checkpoint, not protected and not already summarized. Protection is closed
+ * system prompt or checkpoint (an in-conversation system message is conversation and is covered), not protected and not already summarized. Protection is closed
  * over tool exchanges (protectionOf), so the covered messages are whole exchanges and removing
  * them never separates a tool_use from its result (Guarantee 2); protected messages in the
  * range stay in the context as they are (Guarantee 3).
@@ -15,7 +15,8 @@ export function summarizableMessages(messages: SessionMessage[], protection: Pro
   const out: SessionMessage[] = [];
   for (const m of messages) {
     if (protection.latestFromSeq !== undefined && m.seq >= protection.latestFromSeq) break;
-    if (m.message.role === 'system' || protection.whole.has(m.seq) || protection.userText.has(m.seq)) continue;
+    // In-conversation system messages are summarized with their span (unless protected); system prompts and checkpoints never.
+    if ((m.message.role === 'system' && !m.message.inConversation) || protection.whole.has(m.seq) || protection.userText.has(m.seq)) continue;
     out.push(m);
   }
   return out;

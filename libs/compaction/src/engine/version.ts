@@ -88,7 +88,8 @@ export function checkpointMessage(c: Checkpoint): CanonicalMessage {
 }
 
 /**
- * The context's messages: system prompts first (as received), then the checkpoints in force,
+ * The context's messages: system prompts first (as received; not in-conversation system messages,
+ * which keep their place), then the checkpoints in force,
  * then the covered messages that were kept (masked ones in their masked form), then the live
  * messages. `checkpointTokens` counts a checkpoint message (the caller binds the model).
  */
@@ -99,7 +100,8 @@ export function applyPrefix(prefix: VersionPrefix, history: readonly SessionMess
     const t = m.seq <= prefix.coversThroughSeq ? prefix.treatments[m.seq] : undefined;
     if (t?.kind === 'summarized' || t?.kind === 'dropped') continue;
     const kept = t && 'message' in t ? { seq: m.seq, message: t.message, tokens: t.tokens } : m;
-    (m.message.role === 'system' ? systems : rest).push(kept);
+    // In-conversation system messages are conversation: they stay where they are.
+    (m.message.role === 'system' && !m.message.inConversation ? systems : rest).push(kept);
   }
   const checkpoints = prefix.checkpoints.map((c) => ({ seq: c.toSeq, message: checkpointMessage(c), tokens: checkpointTokens(c) }));
   const goal = prefix.goalBlock ? [{ seq: 0, message: goalBlockMessage(prefix.goalBlock.text), tokens: prefix.goalBlock.tokens }] : [];

@@ -127,7 +127,7 @@ describe('Anthropic validation', () => {
     const errors = errorsOf([
       { role: 'user', content: 'ok' },
       { content: 'no role' },
-      { role: 'system', content: 'x' },
+      { role: 'developer', content: 'x' },
       { role: 'user', content: [] },
       { role: 'user', content: 42 },
       {

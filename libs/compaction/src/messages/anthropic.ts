@@ -85,21 +85,19 @@ function parseAnthropicMessage(value: unknown, path: string, problems: Problems)
   const before = problems.count;
   const role = value.role;
   if (role === undefined) problems.add(`${path}.role`, 'is required');
-  else if (role !== 'user' && role !== 'assistant') {
-    problems.add(
-      `${path}.role`,
-      role === 'system'
-        ? "must be 'user' or 'assistant' (Anthropic takes the system prompt in the top-level `system`)"
-        : "must be 'user' or 'assistant'",
-    );
-  }
-  const message: CanonicalMessage = { role: role === 'assistant' ? 'assistant' : 'user', blocks: [], origin: 'anthropic' };
+  else if (role !== 'user' && role !== 'assistant' && role !== 'system') problems.add(`${path}.role`, "must be 'user', 'assistant' or 'system'");
+  // A `system` entry is a mid-conversation system message (Claude Opus 4.8 and later): kept where it is.
+  const message: CanonicalMessage =
+    role === 'system'
+      ? { role: 'system', blocks: [], origin: 'anthropic', inConversation: true }
+      : { role: role === 'assistant' ? 'assistant' : 'user', blocks: [], origin: 'anthropic' };
   const content = value.content;
   if (typeof content === 'string') {
     message.blocks.push({ type: 'text', text: content });
     message.contentForm = 'string';
   } else if (Array.isArray(content)) {
     message.contentForm = 'parts';
+    // An empty system message is meaningful (Claude Code sends `content: []` with a per-turn `output_config`).
     if (content.length === 0 && role === 'user') problems.add(`${path}.content`, 'must contain at least one content block');
     for (let j = 0; j < content.length && !problems.full; j++) {
       const block = parseAnthropicBlock(content[j], `${path}.content[${j}]`, problems);
@@ -338,7 +336,7 @@ function systemOut(systems: CanonicalMessage[]): string | unknown[] | undefined 
 }
 
 interface Turn {
-  role: 'user' | 'assistant';
+  role: 'user' | 'assistant' | 'system';
   content: string | unknown[];
   extras: Out;
   fromAnthropic: boolean;
@@ -349,16 +347,57 @@ function asArray(content: string | unknown[]): unknown[] {
   return content === '' ? [] : [{ type: 'text', text: content }];
 }
 
+/** Content of a message written as received: a string when it came as one, else its blocks. */
+function contentOf(m: CanonicalMessage, blocks: unknown[]): string | unknown[] {
+  const fromAnthropic = m.origin === 'anthropic';
+  const form = m.contentForm === 'string' || (m.contentForm === undefined && m.blocks.length === 1 && isPlainText(m.blocks[0])) ? 'string' : 'parts';
+  const single = m.blocks.length === 1 && m.blocks[0].type === 'text' ? m.blocks[0] : undefined;
+  return form === 'string' && single && (fromAnthropic || single.text !== '') ? single.text : blocks;
+}
+
 /**
- * Canonical → Anthropic request body (`system`, `messages`). System messages, wherever they
- * are, become `system`. Thinking, `cache_control`, citations and Anthropic-only blocks are
- * written back; OpenAI-only fields and blocks are left out. Adjacent same-role turns are
- * merged unless both came from Anthropic (the API took them that way and merges them itself),
- * so a round trip gives back the same array; a conversation that would start with the
- * assistant gets a placeholder user turn first.
+ * An in-conversation system message as Anthropic takes it in `messages`: `{role: 'system',
+ * content, ...}` with its own fields (`cache_control`, Claude Code's `output_config`, `clear_at`)
+ * and blocks (`tool_addition`, …) as received.
+ */
+export function anthropicSystemTurn(m: CanonicalMessage): Record<string, unknown> {
+  const blocks: unknown[] = [];
+  for (const b of m.blocks) {
+    const out = blockOut(b, m, m.origin !== 'anthropic');
+    if (out !== undefined) blocks.push(out);
+  }
+  return { role: 'system', content: contentOf(m, blocks), ...(m.origin === 'anthropic' && m.extras ? m.extras : {}) };
+}
+
+/** Whether a turn in the written list is an in-conversation system message that Anthropic accepts there (placement rules). */
+function systemInPlace(turns: ReadonlyArray<{ role: string }>, x: number): boolean {
+  const prev = turns[x - 1];
+  const next = turns[x + 1];
+  return prev !== undefined && prev.role === 'user' && (next === undefined || next.role === 'assistant');
+}
+
+/**
+ * Whether each in-conversation system message of `messages` (written one per turn, as the proxy
+ * does while nothing merges) sits where Anthropic accepts it: right after a user turn, and last or
+ * before an assistant turn.
+ */
+export function inConversationSystemsInPlace(messages: readonly CanonicalMessage[]): boolean {
+  const roles = messages.map((m) => ({ role: m.role === 'tool' ? 'user' : m.role }));
+  return messages.every((m, x) => !(m.role === 'system' && m.inConversation) || systemInPlace(roles, x));
+}
+
+/**
+ * Canonical → Anthropic request body (`system`, `messages`). System messages become `system`,
+ * except in-conversation ones (Anthropic `role: "system"` entries of `messages`), which stay in
+ * place while Anthropic's placement rules allow it: right after a user turn, and last or before an
+ * assistant turn. One whose neighbours are gone (summarized, dropped) joins `system` instead.
+ * Thinking, `cache_control`, citations and Anthropic-only blocks are written back; OpenAI-only
+ * fields and blocks are left out. Adjacent same-role turns are merged unless both came from
+ * Anthropic (the API took them that way and merges them itself), so a round trip gives back the
+ * same array; a conversation that would start with the assistant gets a placeholder user turn first.
  */
 export function toAnthropic(messages: CanonicalMessage[]): { system?: string | unknown[]; messages: unknown[] } {
-  const systems = messages.filter((m) => m.role === 'system');
+  const systems = messages.filter((m) => m.role === 'system' && !m.inConversation);
   // Tool calls that cannot be written to Anthropic (OpenAI calls of unknown types): their results go too.
   const unwritable = new Set<string>();
   for (const m of messages) {
@@ -368,8 +407,16 @@ export function toAnthropic(messages: CanonicalMessage[]): { system?: string | u
   }
 
   const turns: Turn[] = [];
+  const inConversation = new Map<Turn, CanonicalMessage>();
   for (const m of messages) {
-    if (m.role === 'system') continue;
+    if (m.role === 'system') {
+      if (!m.inConversation) continue;
+      const { role: _role, content, ...extras } = anthropicSystemTurn(m);
+      const turn: Turn = { role: 'system', content: content as string | unknown[], extras, fromAnthropic: true };
+      inConversation.set(turn, m);
+      turns.push(turn);
+      continue;
+    }
     const role = m.role === 'assistant' ? 'assistant' : 'user';
     const fromAnthropic = m.origin === 'anthropic';
     const blocks: unknown[] = [];
@@ -378,19 +425,25 @@ export function toAnthropic(messages: CanonicalMessage[]): { system?: string | u
       const out = blockOut(b, m, !fromAnthropic);
       if (out !== undefined) blocks.push(out);
     }
-    const form = m.contentForm === 'string' || (m.contentForm === undefined && m.blocks.length === 1 && isPlainText(m.blocks[0])) ? 'string' : 'parts';
-    const single = m.blocks.length === 1 && m.blocks[0].type === 'text' ? m.blocks[0] : undefined;
-    let content: string | unknown[];
-    if (form === 'string' && single && (fromAnthropic || single.text !== '')) content = single.text;
-    else content = blocks;
+    const content = contentOf(m, blocks);
     if (!fromAnthropic && asArray(content).length === 0) continue; // nothing of it can be written here
     turns.push({ role, content, extras: fromAnthropic && m.extras ? m.extras : {}, fromAnthropic });
   }
 
+  // In-conversation system messages that Anthropic would not take where they are join `system`, in order.
+  const moved: CanonicalMessage[] = [];
+  const placed: Turn[] = [];
+  turns.forEach((turn, x) => {
+    const message = inConversation.get(turn);
+    if (!message || (placed.length > 0 && systemInPlace([...placed, turn, ...turns.slice(x + 1, x + 2)], placed.length))) placed.push(turn);
+    // Only its text can go to `system` (an empty one, or a tool change, has no place there).
+    else if (message.blocks.some((b) => b.type === 'text' && b.text !== '')) moved.push(message);
+  });
+
   const merged: Turn[] = [];
-  for (const turn of turns) {
+  for (const turn of placed) {
     const last = merged[merged.length - 1];
-    if (last && last.role === turn.role && !(last.fromAnthropic && turn.fromAnthropic)) {
+    if (last && last.role === turn.role && turn.role !== 'system' && !(last.fromAnthropic && turn.fromAnthropic)) {
       merged[merged.length - 1] = {
         role: last.role,
         content: [...asArray(last.content), ...asArray(turn.content)],
@@ -405,7 +458,8 @@ export function toAnthropic(messages: CanonicalMessage[]): { system?: string | u
     merged.unshift({ role: 'user', content: ANTHROPIC_FIRST_USER_PLACEHOLDER, extras: {}, fromAnthropic: false });
   }
 
-  const system = systemOut(systems);
+  const movedSet = new Set(moved);
+  const system = systemOut(moved.length === 0 ? systems : messages.filter((m) => m.role === 'system' && (!m.inConversation || movedSet.has(m))));
   return {
     ...(system !== undefined ? { system } : {}),
     messages: merged.map((t) => ({ role: t.role, content: t.content, ...t.extras })),

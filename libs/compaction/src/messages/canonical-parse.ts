@@ -79,6 +79,9 @@ function parseMessage(value: unknown, path: string, problems: Problems): Canonic
   }
   const pinned = optionalBoolean(value, 'pinned', path, problems);
   if (pinned !== undefined) message.pinned = pinned;
+  const inConversation = optionalBoolean(value, 'inConversation', path, problems);
+  if (inConversation && role !== 'system') problems.add(`${path}.inConversation`, "applies to system messages only (a system message that sits in the conversation)");
+  else if (inConversation) message.inConversation = true;
   if (has(value, 'tags') && value.tags !== undefined) {
     const tags = value.tags;
     if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string' && t.length > 0 && t.length <= 64) || tags.length > 32) {

@@ -110,6 +110,14 @@ export interface CanonicalMessage {
    * string (`'string'`), an array of parts (`'parts'`), or, for OpenAI, `null` / absent.
    */
   contentForm?: 'string' | 'parts' | 'null' | 'absent';
+  /**
+   * A system message that sits in the conversation rather than before it: an Anthropic
+   * `role: "system"` entry of `messages` (a mid-conversation system message). It is written back
+   * where it is (the top-level `system` holds the other system messages) and it is conversation for
+   * compaction: protected while among the latest messages or pinned, summarized with its span, not
+   * kept forever as the system prompt is.
+   */
+  inConversation?: boolean;
   /** Pinned messages are protected from compaction (Guarantee 3). */
   pinned?: boolean;
   tags?: string[];

@@ -49,7 +49,16 @@ interface Plan {
   rest: Block[];
   removed: Map<number, DropReason>;
   changed: boolean;
+  /** An empty message that is kept all the same (see `keptEmpty`). */
+  keptEmpty?: boolean;
 }
+
+/**
+ * An in-conversation system message without blocks still says something: Claude Code sends
+ * `content: []` with a per-turn `output_config`. It is kept, never reported `empty`.
+ */
+const keptEmpty = (m: CanonicalMessage) => m.role === 'system' && m.inConversation === true && m.blocks.length === 0;
+const hasRest = (p: Plan) => p.rest.length > 0 || p.keptEmpty === true;
 
 const RESULT_ROLES = new Set(['user', 'tool']);
 
@@ -131,7 +140,7 @@ export function makeProviderValid(messages: CanonicalMessage[]): {
 
   /** A non-assistant message outside any tool exchange: no calls, no results. */
   const plainPlan = (m: CanonicalMessage): Plan => {
-    const plan: Plan = { results: [], rest: [], removed: new Map(), changed: false };
+    const plan: Plan = { results: [], rest: [], removed: new Map(), changed: false, keptEmpty: keptEmpty(m) };
     m.blocks.forEach((b, j) => {
       if (b.type === 'tool_result') plan.removed.set(j, 'orphan-tool-result');
       else if (toolUseIdOf(b) !== undefined) plan.removed.set(j, 'tool-use-outside-assistant');
@@ -145,7 +154,7 @@ export function makeProviderValid(messages: CanonicalMessage[]): {
   const emitPlain = (index: number) => {
     const m = messages[index];
     const plan = plainPlan(m);
-    if (plan.rest.length === 0) report(index, plan.removed, true);
+    if (!hasRest(plan)) report(index, plan.removed, true);
     else {
       if (plan.changed) report(index, plan.removed, false);
       emit(index, plan.rest, plan.changed);
@@ -243,12 +252,12 @@ export function makeProviderValid(messages: CanonicalMessage[]): {
     plans.forEach((p, x) => {
       if (p.results.length > 0) lastResult = x;
     });
-    const inPlace = plans.every((p, x) => x >= lastResult || p.rest.length === 0);
+    const inPlace = plans.every((p, x) => x >= lastResult || !hasRest(p));
     if (inPlace) {
       plans.forEach((p, x) => {
         const k = i + 1 + x;
         const blocks = [...p.results, ...p.rest];
-        if (blocks.length === 0) {
+        if (blocks.length === 0 && !p.keptEmpty) {
           report(k, p.removed, true);
           return;
         }
@@ -260,13 +269,13 @@ export function makeProviderValid(messages: CanonicalMessage[]): {
     } else {
       plans.forEach((p, x) => {
         const k = i + 1 + x;
-        if (p.results.length === 0 && p.rest.length === 0) report(k, p.removed, true);
+        if (p.results.length === 0 && !hasRest(p)) report(k, p.removed, true);
         else if (p.removed.size > 0) report(k, p.removed, false);
         if (p.results.length > 0) emit(k, p.results, p.changed || p.rest.length > 0);
       });
       plans.forEach((p, x) => {
         const k = i + 1 + x;
-        if (p.rest.length > 0) emit(k, p.rest, p.changed || p.results.length > 0);
+        if (hasRest(p)) emit(k, p.rest, p.changed || p.results.length > 0);
       });
     }
     i = end + 1;
@@ -280,7 +289,7 @@ export function providerValidityProblems(messages: CanonicalMessage[]): string[]
   const seenCalls = new Set<string>();
   const accounted = new Set<Block>();
   messages.forEach((m, i) => {
-    if (m.blocks.length === 0) problems.push(`[${i}] is empty`);
+    if (m.blocks.length === 0 && !keptEmpty(m)) problems.push(`[${i}] is empty`);
     m.blocks.forEach((b, j) => {
       const id = toolUseIdOf(b);
       if (id !== undefined) {
@@ -346,6 +355,8 @@ export function anthropicTurns(messages: CanonicalMessage[]): CanonicalMessage[]
   const out: CanonicalMessage[] = [];
   for (const m of messages) {
     if (m.role === 'system') {
+      // An in-conversation system message must follow a user turn: the continuation turn comes before it.
+      if (m.inConversation && !out.some((x) => x.role !== 'system')) out.push(CONTINUATION_TURN);
       out.push(m);
       continue;
     }

@@ -61,7 +61,8 @@ export function validateSequence(
     const base = `${path}[${i}]`;
     m.blocks.forEach((b, j) => {
       const callId = toolUseIdOf(b);
-      if (m.role === 'system' && b.type !== 'text') {
+      // An in-conversation system message may carry blocks nobody models (Claude Code's `tool_addition`, …), never tool blocks.
+      if (m.role === 'system' && b.type !== 'text' && !(m.inConversation && b.type === 'opaque')) {
         add(blockField(m, base, j, 'block'), `a system message takes text blocks only (got ${b.type === 'opaque' ? 'an unknown block' : b.type})`);
         return;
       }
