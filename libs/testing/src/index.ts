@@ -4,3 +4,5 @@ export * from './poll';
 export * from './built-app';
 export * from './fake-llm';
 export * from './swe-agent';
+export * from './recording-relay';
+export * from './claude-code';

@@ -305,3 +305,65 @@ describe('tool calls, thinking and the bytes sent', () => {
     expect(fake.requests[1].responseBody).toBe(JSON.stringify(whole));
   });
 });
+
+describe('tool loops', () => {
+  const readCall = (k: number) => ({ id: `call_read_${k}`, name: 'read_file', input: { path: `src/file-${k}.ts` } });
+  const fileText = (path: string) => `// ${path}\n${'export const x = 1;\n'.repeat(3)}`;
+
+  it("OpenAI's runTools: each request takes the next turn, the results the client sent are read back, other requests are not the loop's", async () => {
+    const client = new OpenAI({ apiKey: 'sk-x', baseURL: fake.openaiBaseUrl, maxRetries: 0, defaultHeaders: { 'x-loop': 'a' } });
+    const run = fake.toolLoop({
+      match: (r) => r.headers['x-loop'] === 'a',
+      turns: [{ text: '', toolCalls: [readCall(0)] }, { text: 'Next.', toolCalls: [readCall(1)] }, { text: 'Both read.' }],
+    });
+    // A request outside the loop gets the default answer and takes no turn.
+    const outside = await new OpenAI({ apiKey: 'sk-x', baseURL: fake.openaiBaseUrl, maxRetries: 0 }).chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'title?' }] });
+    expect(outside.choices[0].message.content).toBe(fakeSummaryText('title?'));
+    const runner = client.chat.completions.runTools({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'read both files' }],
+      tools: [
+        {
+          type: 'function',
+          function: { name: 'read_file', description: 'Reads a file', parameters: { type: 'object', properties: { path: { type: 'string' } } }, parse: JSON.parse, function: (args: { path: string }) => fileText(args.path) },
+        },
+      ],
+    });
+    expect(await runner.finalContent()).toBe('Both read.');
+    expect(run.done()).toBe(true);
+    expect(run.overruns()).toBe(0);
+    expect(run.requests).toHaveLength(3);
+    expect(run.results).toEqual([{ call_read_0: fileText('src/file-0.ts') }, { call_read_1: fileText('src/file-1.ts') }]);
+    run.stop();
+  });
+
+  it("Anthropic: turns built when their request arrives (held until the test lets go); a result the client left out reads back as undefined", async () => {
+    const client = new Anthropic({ apiKey: 'sk-ant-x', baseURL: fake.anthropicBaseUrl, maxRetries: 0, logLevel: 'off' });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const seen: number[] = [];
+    const run = fake.toolLoop({
+      turns: [
+        { text: 'Reading.', toolCalls: [readCall(0)] },
+        (request, turn) => {
+          seen.push(turn, request.index);
+          return { until: released, then: { text: 'Done.' } };
+        },
+      ],
+    });
+    const params = { model: 'claude-sonnet-4-5', max_tokens: 100 };
+    const first = await client.messages.stream({ ...params, messages: [{ role: 'user', content: 'read it' }] }).finalMessage();
+    expect(first.content).toContainEqual({ type: 'tool_use', id: 'call_read_0', name: 'read_file', input: { path: 'src/file-0.ts' } });
+    // The client answers with a text instead of the tool result: the loop records that the result is missing.
+    const second = client.messages.create({ ...params, messages: [{ role: 'user', content: 'read it' }, { role: 'assistant', content: first.content }, { role: 'user', content: 'never mind' }] });
+    await fake.waitForRequests(2);
+    expect(run.done()).toBe(true);
+    release();
+    expect((await second).content).toEqual([expect.objectContaining({ type: 'text', text: 'Done.' })]);
+    expect(seen).toEqual([1, 1]);
+    expect(run.results).toEqual([{ call_read_0: undefined }]);
+    // A request after the last turn gets the last turn again and counts as an overrun.
+    await client.messages.create({ ...params, messages: [{ role: 'user', content: 'again' }] });
+    expect(run.overruns()).toBe(1);
+  });
+});

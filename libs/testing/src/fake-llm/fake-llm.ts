@@ -20,7 +20,9 @@ import type { AddressInfo, Socket } from 'node:net';
  * script (one queue shared by all endpoints): an answer, an error status (with `Retry-After`),
  * a hang (never answers; the client must time out or abort), a malformed answer, a raw body,
  * or a dropped connection. Every request is recorded with its secrets redacted, so tests
- * assert what was sent.
+ * assert what was sent. `toolLoop` scripts the upstream side of a client's multi-turn tool loop
+ * (tool calls, then a final answer) for the requests it matches, and reads back the tool results
+ * each next request carried.
  *
  * ```ts
  * const fake = await startFakeLlm();
@@ -86,6 +88,38 @@ export interface FakeLlmToolCall {
   id: string;
   name: string;
   input: unknown;
+}
+
+/**
+ * A scripted agent loop: the upstream side of a client's tool loop (Claude Code, an SDK's tool
+ * runner, an agent's own loop). Each completion request the loop matches takes its next turn, in
+ * order: answers that call tools, then the final answer. The client runs the tools and sends their
+ * results in its next request; the loop reads them back (`FakeLlmToolLoopRun.results`), so a test
+ * sees what reached the upstream. A turn given as a function is built when its request arrives
+ * (return `{ until, then }` to hold the answer while the test waits for something, such as a
+ * worker catching up, as a real model's thinking time would).
+ */
+export interface FakeLlmToolLoop {
+  /** Which completion requests belong to the loop (e.g. by a header its client sends); default: every one. */
+  match?: (request: FakeLlmRequest) => boolean;
+  /** One answer per request of the loop, in order; the last one should call no tool. */
+  turns: Array<FakeLlmStep | ((request: FakeLlmRequest, turn: number) => FakeLlmStep)>;
+}
+
+export interface FakeLlmToolLoopRun {
+  /** The loop's requests, in order of arrival (one per turn; more when the client sent more than the script has). */
+  readonly requests: FakeLlmRequest[];
+  /**
+   * For each request after the first: the tool results it carried for the previous turn's calls, by call id
+   * (Anthropic `tool_result` blocks, OpenAI `tool` messages; their text). A call whose result is missing maps to undefined.
+   */
+  readonly results: Array<Record<string, string | undefined>>;
+  /** Whether every turn has been answered. */
+  done(): boolean;
+  /** Requests the loop matched after its last turn (they got the last turn again). */
+  overruns(): number;
+  /** Detaches the loop: its later requests get the script or the default answer. */
+  stop(): void;
 }
 
 export interface FakeLlmAuth {
@@ -162,9 +196,11 @@ export interface FakeLlm {
   script(steps: FakeLlmStep[]): void;
   /** Appends steps to the script. */
   enqueue(...steps: FakeLlmStep[]): void;
+  /** Installs a scripted tool loop (see FakeLlmToolLoop): the requests it matches take its turns, after any scripted step. */
+  toolLoop(loop: FakeLlmToolLoop): FakeLlmToolLoopRun;
   /** Steps not yet taken. */
   pendingSteps(): number;
-  /** Clears the script and the recorded requests, and restarts `index` at 0 (open hanging requests stay open until their client gives up). */
+  /** Clears the script, the tool loops and the recorded requests, and restarts `index` at 0 (open hanging requests stay open until their client gives up). */
   reset(): void;
   /** Resolves once `count` requests in total have arrived (event-driven, no polling). */
   waitForRequests(count: number, timeoutMs?: number): Promise<FakeLlmRequest[]>;
@@ -555,6 +591,37 @@ function estimateTokens(text: string | undefined): number {
   return Math.max(1, Math.ceil((text ?? '').length / 4));
 }
 
+/** The tool calls a step makes (none for anything but a text answer, held answers included). */
+function callsOf(step: FakeLlmStep | undefined): FakeLlmToolCall[] {
+  if (!step) return [];
+  if ('until' in step) return callsOf(step.then);
+  return 'text' in step ? (step.toolCalls ?? []) : [];
+}
+
+/** The text of tool results in a request body, by call id (the last one wins): Anthropic `tool_result` blocks, OpenAI `tool` messages. */
+export function fakeLlmToolResults(body: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  const messages = body && typeof body === 'object' && Array.isArray((body as { messages?: unknown }).messages) ? ((body as { messages: unknown[] }).messages as Array<Record<string, unknown>>) : [];
+  for (const m of messages) {
+    if (!m || typeof m !== 'object') continue;
+    if (m.role === 'tool' && typeof m.tool_call_id === 'string') out.set(m.tool_call_id, textOf(m.content));
+    if (Array.isArray(m.content)) {
+      for (const block of m.content as Array<Record<string, unknown>>) {
+        if (block && block.type === 'tool_result' && typeof block.tool_use_id === 'string') out.set(block.tool_use_id, textOf(block.content));
+      }
+    }
+  }
+  return out;
+}
+
+interface ActiveLoop {
+  loop: FakeLlmToolLoop;
+  requests: FakeLlmRequest[];
+  results: Array<Record<string, string | undefined>>;
+  previousCalls: FakeLlmToolCall[];
+  overruns: number;
+}
+
 /** Starts a fake LLM upstream on 127.0.0.1 (ephemeral port). Close it with `close()`. */
 export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLlm> {
   const script: FakeLlmStep[] = [...(options.script ?? [])];
@@ -562,6 +629,24 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
   const sockets = new Set<Socket>();
   const waiters: Array<{ count: number; resolve: (r: FakeLlmRequest[]) => void }> = [];
   let counter = 0;
+  const loops: ActiveLoop[] = [];
+
+  /** The next turn of the first tool loop that matches the request (undefined: no loop does). */
+  const loopStep = (request: FakeLlmRequest): FakeLlmStep | undefined => {
+    const active = loops.find((l) => (l.loop.match ?? (() => true))(request));
+    if (!active) return undefined;
+    const turn = Math.min(active.requests.length, active.loop.turns.length - 1);
+    if (active.requests.length >= active.loop.turns.length) active.overruns++;
+    if (active.requests.length > 0) {
+      const sent = fakeLlmToolResults(request.body);
+      active.results.push(Object.fromEntries(active.previousCalls.map((c) => [c.id, sent.get(c.id)])));
+    }
+    active.requests.push(request);
+    const spec = active.loop.turns[turn];
+    const step = typeof spec === 'function' ? spec(request, turn) : spec;
+    active.previousCalls = callsOf(step);
+    return step;
+  };
 
   const record = (request: FakeLlmRequest): void => {
     if (requests.includes(request)) return; // a held request was recorded when it arrived
@@ -647,7 +732,7 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       return;
     }
 
-    const next = script.shift() ?? options.respond?.(request);
+    const next = script.shift() ?? loopStep(request) ?? options.respond?.(request);
     if (next && 'until' in next) {
       request.outcome = 'held';
       record(request);
@@ -795,8 +880,24 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
       script.push(...steps);
     },
     pendingSteps: () => script.length,
+    toolLoop: (loop) => {
+      if (loop.turns.length === 0) throw new Error('fake LLM: a tool loop needs at least one turn');
+      const active: ActiveLoop = { loop, requests: [], results: [], previousCalls: [], overruns: 0 };
+      loops.push(active);
+      return {
+        requests: active.requests,
+        results: active.results,
+        done: () => active.requests.length >= loop.turns.length,
+        overruns: () => active.overruns,
+        stop: () => {
+          const i = loops.indexOf(active);
+          if (i >= 0) loops.splice(i, 1);
+        },
+      };
+    },
     reset: () => {
       script.length = 0;
+      loops.length = 0;
       requests.length = 0;
       counter = 0;
     },
