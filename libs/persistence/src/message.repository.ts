@@ -57,6 +57,16 @@ export class MessageRepository {
     return rows;
   }
 
+  /** Which of `ids` are tool calls or results somewhere in the session's history (the same lookup an append runs). */
+  async knownToolUseIds(sessionId: string, ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.pg.pool.query<{ id: string }>(
+      `SELECT DISTINCT unnest(tool_use_ids) AS id FROM messages WHERE session_id = $1 AND tool_use_ids && $2::text[]`,
+      [sessionId, ids],
+    );
+    return rows.map((r) => r.id);
+  }
+
   /** The shape the session's latest message arrived in, if any. */
   async lastFormat(sessionId: string): Promise<string | undefined> {
     const last = await this.prisma.message.findFirst({ where: { sessionId }, orderBy: { seq: 'desc' }, select: { format: true } });

@@ -110,6 +110,17 @@ export class SessionRepository {
     return rows[0] ?? { forkedFrom: null, forks: [] };
   }
 
+  /** Gives the session another external id; false when the tenant already has a session with that id. */
+  async rename(id: string, externalId: string): Promise<boolean> {
+    try {
+      const { rowCount } = await this.pg.pool.query(`UPDATE sessions SET external_id = $2 WHERE id = $1`, [id, externalId]);
+      return (rowCount ?? 0) > 0;
+    } catch (error) {
+      if ((error as { code?: string }).code === '23505') return false; // unique_violation
+      throw error;
+    }
+  }
+
   /** Creates the session; null when the tenant already has one with that id. */
   async create(tenantId: string, externalId: string, config: SessionConfig): Promise<SessionRecord | null> {
     try {

@@ -49,6 +49,11 @@ export class ConversationStore {
     return this.touch(session.id, next);
   }
 
+  /** Which of `ids` are tool calls or results in the session's stored history. */
+  knownToolUseIds(sessionId: string, ids: string[]): Promise<string[]> {
+    return ids.length === 0 ? Promise.resolve([]) : this.messages.knownToolUseIds(sessionId, ids);
+  }
+
   /**
    * Adds messages the proxy itself just appended (`keys` of the seqs after `afterSeq`), so the
    * next request needs no read; only when the cached entry ends right there and past the

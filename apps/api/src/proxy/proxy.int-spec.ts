@@ -186,7 +186,7 @@ describe('Anthropic Messages through the proxy', () => {
     expect(JSON.stringify(forwarded[2].body).match(/cache_control/g)).toHaveLength(1);
   });
 
-  it('a retried request, changed cache markers or stripped thinking never fork; an edited earlier message forks, and the fork is followed', async () => {
+  it('a retried request, changed cache markers or stripped thinking never fork; a message edited after a shared prefix forks, and the fork is followed', async () => {
     const session = uid('anthropic-fork');
     const client = anthropicClient(session);
     const params = { model: 'claude-opus-4-5', max_tokens: 256, system: SYSTEM };
@@ -213,21 +213,21 @@ describe('Anthropic Messages through the proxy', () => {
     expect(res2.response.headers.get('x-compactor-forked-from')).toBeNull();
     await historyOf(session, 5);
 
-    // An edited first message: a fork named after the session, holding the client's conversation; the parent is untouched.
+    // A message edited after a shared prefix (a rewind): a fork named after the session, holding the client's conversation; the parent is untouched.
     fake.enqueue({ text: 'Different plan.' });
-    const edited: Anthropic.MessageParam[] = [{ role: 'user', content: 'Plan the fix for issue 13 instead' }];
+    const edited: Anthropic.MessageParam[] = [...m2.slice(0, 2), { role: 'user', content: 'No: plan the fix for issue 13 instead' }];
     const res3 = await client.messages.create({ ...params, messages: edited }).withResponse();
     const forkId = res3.response.headers.get('x-compactor-session');
     expect(forkId).toBe(`${session}:fork-1`);
     expect(res3.response.headers.get('x-compactor-forked-from')).toBe(session);
-    const fork = await historyOf(forkId!, 3);
-    expect(fork.map((m) => m.message)).toEqual([{ system: SYSTEM }, edited[0], { role: 'assistant', content: [expect.objectContaining({ text: 'Different plan.' })] }]);
+    const fork = await historyOf(forkId!, 5);
+    expect(fork.map((m) => m.message)).toEqual([{ system: SYSTEM }, ...edited, { role: 'assistant', content: [expect.objectContaining({ text: 'Different plan.' })] }]);
     expect(await history(session)).toHaveLength(5);
     const prisma = api.app.get(PrismaService);
     const [parentRow, forkRow] = await Promise.all([prisma.session.findFirstOrThrow({ where: { externalId: session } }), prisma.session.findFirstOrThrow({ where: { externalId: forkId! } })]);
     expect(forkRow.forkedFromId).toBe(parentRow.id);
     const events = await prisma.event.findMany({ where: { type: 'session-forked', sessionId: { in: [parentRow.id, forkRow.id] } } });
-    expect(events.map((e) => e.line).sort()).toEqual([`Forked from ${session}: the client's history diverged at message 2`, `Forked into ${forkId}: the client's history diverged at message 2`]);
+    expect(events.map((e) => e.line).sort()).toEqual([`Forked from ${session}: the client's history diverged at message 4`, `Forked into ${forkId}: the client's history diverged at message 4`]);
     // The sessions API names both ends of the fork.
     expect((await http().get(`/v1/sessions/${forkId}`).set(auth()).expect(200)).body).toMatchObject({ id: forkId, forkedFrom: session, forks: [] });
     expect((await http().get(`/v1/sessions/${session}`).set(auth()).expect(200)).body).toMatchObject({ id: session, forkedFrom: null, forks: [forkId] });

@@ -17,15 +17,16 @@ import {
   ValidationFailed,
 } from '@compactor/compaction';
 import { EventPublisher } from '@compactor/jobs';
-import { CompactionRepository, Prisma, SessionRecord, SessionRepository } from '@compactor/persistence';
+import { CompactionRepository, Prisma, SessionConfig, SessionRecord, SessionRepository } from '@compactor/persistence';
 import { ModelSpec, resolveModel } from '@compactor/tokens';
 import type { Request, Response } from 'express';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { LOGGER } from '../logging/logger';
 import { AppendService, HistoryMoved } from '../sessions/append.service';
 import { MAX_MESSAGES_PER_APPEND } from '../sessions/append.dto';
 import { ContextLimits, ContextService } from '../sessions/context.service';
+import { policyJson, resolveSessionConfig, sessionPolicy } from '../sessions/session-config';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
 import { answerAssembler } from './answer-assembler';
 import { ConversationStore, StoredConversation } from './conversation-store';
@@ -39,24 +40,120 @@ import { commonPrefixLength } from './json-scan';
 import { storedForm } from './stored-form';
 import { clientHeaders, UpstreamClient, UpstreamExchange, upstreamHeaders } from './upstream';
 
+/** Where a request's new messages went once stored: the answer is recorded after `afterSeq` in `session`. */
+interface Committed {
+  session: SessionRecord;
+  afterSeq: number;
+}
+
+/** A value settled once, by whichever path gets there first (the upstream's answer, or a failure before it). */
+class Settled<T> {
+  readonly promise: Promise<T>;
+  private resolve!: (value: T | Promise<T>) => void;
+  private done = false;
+
+  constructor() {
+    this.promise = new Promise<T>((resolve) => (this.resolve = resolve));
+  }
+
+  settle(value: T | Promise<T>): Promise<T> {
+    if (!this.done) {
+      this.done = true;
+      this.resolve(value);
+    }
+    return this.promise;
+  }
+}
+
+/**
+ * A request's new messages: forwarded at the seqs they will get, stored by `commit` only once the upstream answered 2xx.
+ * `release` settles with what became of them; the conversation's lock is held until then.
+ */
+interface PendingWrite {
+  messages: SessionMessage[];
+  commit(): Promise<Committed | undefined>;
+  release: Settled<Committed | undefined>;
+}
+
 /** Where a request's conversation lives, and how much of it to forward. */
 interface Resolution {
+  /** The session, or (for a first request, a fork) the one that will be created: not stored yet. */
   session: SessionRecord;
   /** Forward history through this seq only (a retried request whose answer is already stored). */
   throughSeq?: number;
-  /** Record the answer, appended after this seq; undefined: do not record. */
+  /** Record the answer, appended after this seq; undefined: do not record (unless `pending` says where). */
   recordAfterSeq?: number;
-  /**
-   * The request's new messages when they are appended while the request is forwarded: they join
-   * the forwarded context at the seqs they will get; `appended` settles with the seq to record the
-   * answer after (undefined when the append failed: the client sends them again next time).
-   */
-  pending?: { messages: SessionMessage[]; appended: Promise<number | undefined> };
+  pending?: PendingWrite;
   /** Request conversation index → stored seq. */
   seqOf: Array<number | undefined>;
   /** The stored conversation, when it was read and its leading system prompts are known. */
   stored?: StoredConversation;
   forkedFrom?: string;
+  /** A side request (see isOneShot) of the conversation in `session`: forwarded as sent, reported, never stored. */
+  side?: true;
+}
+
+interface Candidate {
+  session: SessionRecord;
+  stored: StoredConversation;
+  match: ConversationMatch;
+}
+
+/** What hears of the end of an upstream answer: the assembled message of a complete 2xx answer (else undefined). */
+interface AnswerHandler {
+  stream: boolean;
+  onEnd(message: Record<string, unknown> | undefined, status: number, clientGone: boolean): void;
+}
+
+function hasTools(request: ProxyRequest): boolean {
+  const { tools, functions } = request.body;
+  return (Array.isArray(tools) && tools.length > 0) || (Array.isArray(functions) && functions.length > 0);
+}
+
+/**
+ * A side request: one user message and no tools. Agents send such one-shots under the conversation's headers (a title,
+ * topic or summary prompt, often on a small model); when the session's conversation does not start with that message,
+ * the request is not the conversation and never forks it.
+ */
+function isOneShot(request: ProxyRequest): boolean {
+  return request.conversationLength === 1 && !hasTools(request) && request.turn(0).role === 'user';
+}
+
+/** Whether a stored conversation is one user message without tool blocks, with at most an answer that calls no tool. */
+function isToolLessOneShot(stored: StoredConversation): boolean {
+  const [question, answer, ...rest] = stored.keys;
+  if (!question || rest.length > 0) return false;
+  // Keys start with their role group (u, a, r: a tool result) and block type (c: a tool call); see blockKey.
+  return question.keys.every((k) => k[0] === 'u') && (!answer || answer.keys.every((k) => k[0] === 'a' && k[1] !== 'c'));
+}
+
+/** A session the request creates once the upstream accepted it: what assembling its context needs; nothing is stored yet. */
+function transientSession(tenantId: string, externalId: string, config: SessionConfig): SessionRecord {
+  const now = new Date();
+  // The columns' database defaults (prisma/schema.prisma) for the fields a new row gets besides its config.
+  const defaults = { requestMaxTokens: null, toolSchemaTokens: 0, calibration: 1, compactionHoldTokens: null };
+  return {
+    ...defaults,
+    id: randomUUID(),
+    tenantId,
+    externalId,
+    ...config,
+    goal: null,
+    headVersionId: null,
+    lastSeq: 0,
+    lastRole: null,
+    openToolUseIds: [],
+    historyTokens: 0,
+    contextTokens: 0,
+    systemTokens: 0,
+    utilization: 0,
+    compactions: 0,
+    reliability: null,
+    contextConfidence: null,
+    createdAt: now,
+    updatedAt: now,
+    lastActivityAt: now,
+  };
 }
 
 const MAX_REDIRECTS = 10_000;
@@ -84,12 +181,14 @@ class StageTimer {
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('base64url');
 
-/** `<root>:fork-<n>`, kept within the 128 characters of a session id. */
-export function forkName(root: string, n: number): string {
-  const suffix = `:fork-${n}`;
+/** `<root>:fork-<n>` or `<root>:side-<n>`, kept within the 128 characters of a session id. */
+export function familyName(root: string, kind: 'fork' | 'side', n: number): string {
+  const suffix = `:${kind}-${n}`;
   if (root.length + suffix.length <= 128) return `${root}${suffix}`;
   return `${root.slice(0, 128 - suffix.length - 9)}.${sha1(root).replace(/[^A-Za-z0-9]/g, '').slice(0, 8)}${suffix}`;
 }
+
+export const forkName = (root: string, n: number): string => familyName(root, 'fork', n);
 
 /**
  * The drop-in proxy (SPEC.md, REST API): records a request's new messages through the append
@@ -107,6 +206,8 @@ export class ProxyService implements OnModuleDestroy {
   /** Per conversation, its last request's body, message byte ranges and message keys (see conversationKeys). */
   private readonly keyCache = new Map<string, { bytes: Buffer; items: Array<[number, number]>; keys: Array<MessageKeys | undefined> }>();
   private keyCacheBytes = 0;
+  /** Sessions moved aside (a one-shot under a name a conversation took) → their new external id, for their answer. */
+  private readonly renamed = new Map<string, string>();
 
   constructor(
     private readonly auth: ProxyAuth,
@@ -168,38 +269,59 @@ export class ProxyService implements OnModuleDestroy {
       const lockKey = `${auth.tenantId}\u0000${requestedId}`;
       const keys = this.conversationKeys(lockKey, request);
       timing.mark('compare');
-      const resolved = await this.resolveHolding(lockKey, async () => {
-        const fresh = prefetch && this.locks.generation === generation ? await prefetch.catch(() => undefined) : undefined;
-        return this.resolve(auth.tenantId, requestedId, lockKey, request, keys, policy, fresh);
-      });
-      const stored = resolved.stored?.leadingDone ? resolved.stored : await this.store.load(resolved.session);
-      timing.mark('history');
-      const limits = await this.limits(resolved.session, request, stored.leadingSystemTokens);
-      const context = await this.contexts.proxyContext(resolved.session, provider, limits, resolved.pending?.messages);
-      timing.mark('context');
-      const payload = forwardBody({
-        request,
-        context: context.messages,
-        compacted: context.compacted,
-        leadingSystemSeqs: new Set(stored.leadingSystemSeqs),
-        throughSeq: resolved.throughSeq,
-        seqOf: resolved.seqOf,
-      });
-      timing.mark('body');
-      // What the proxy spent before the request went upstream, by stage (Server-Timing: clients and the benchmark see it).
-      const serverTiming = timing.header();
-      const exchange = await this.send(provider, upstream, req, path, payload);
-      const headers: Record<string, string> = {
-        'server-timing': serverTiming,
-        'x-compactor-session': resolved.session.externalId,
-        'x-compactor-context-version': String(context.contextVersion ?? 0),
-        'x-compactor-context-tokens': String(context.tokens + (limits.extraTokens ?? 0)),
-        ...(context.fallback ? { 'x-compactor-fallback': 'applied' } : {}),
-        ...(resolved.forkedFrom ? { 'x-compactor-forked-from': resolved.forkedFrom } : {}),
-      };
-      const afterSeq = resolved.pending ? resolved.pending.appended : resolved.recordAfterSeq;
-      const record = afterSeq === undefined ? undefined : { lockKey, tenantId: auth.tenantId, externalId: resolved.session.externalId, afterSeq, stream: request.stream };
-      await this.relay(provider, res, exchange, headers, record);
+      // A one-shot request without tools that the stored conversation does not start with is a side request: forwarded
+      // as sent without waiting for the conversation's lock, reported as an event, never stored in the history.
+      const early = isOneShot(request) ? await this.sideRequestOf(auth.tenantId, requestedId, keys, prefetch) : undefined;
+      const resolved =
+        early ??
+        (await this.resolveHolding(lockKey, async () => {
+          const fresh = prefetch && this.locks.generation === generation ? await prefetch.catch(() => undefined) : undefined;
+          return this.resolve(auth.tenantId, requestedId, lockKey, request, keys, policy, fresh);
+        }));
+      if (resolved.side) {
+        await this.forwardSide(provider, upstream, req, res, path, request, resolved.session, timing);
+        return;
+      }
+      try {
+        const stored = resolved.stored?.leadingDone ? resolved.stored : await this.store.load(resolved.session);
+        timing.mark('history');
+        const limits = await this.limits(resolved.session, request, stored.leadingSystemTokens);
+        const context = await this.contexts.proxyContext(resolved.session, provider, limits, resolved.pending?.messages);
+        timing.mark('context');
+        const payload = forwardBody({
+          request,
+          context: context.messages,
+          compacted: context.compacted,
+          leadingSystemSeqs: new Set(stored.leadingSystemSeqs),
+          throughSeq: resolved.throughSeq,
+          seqOf: resolved.seqOf,
+        });
+        timing.mark('body');
+        // What the proxy spent before the request went upstream, by stage (Server-Timing: clients and the benchmark see it).
+        const serverTiming = timing.header();
+        const exchange = await this.send(provider, upstream, req, path, payload);
+        // The request's new messages (a new session, a fork) are stored only once the upstream accepted the request: one it
+        // refused, or that never got an answer, leaves the history as it was. The conversation's lock waits for the write.
+        const status = exchange.response.statusCode ?? 502;
+        const accepted = status >= 200 && status < 300;
+        const target: Promise<Committed | undefined> | undefined = resolved.pending
+          ? resolved.pending.release.settle(accepted ? resolved.pending.commit() : undefined)
+          : resolved.recordAfterSeq === undefined
+            ? undefined
+            : Promise.resolve({ session: resolved.session, afterSeq: resolved.recordAfterSeq });
+        const headers: Record<string, string> = {
+          'server-timing': serverTiming,
+          'x-compactor-session': resolved.session.externalId,
+          'x-compactor-context-version': String(context.contextVersion ?? 0),
+          'x-compactor-context-tokens': String(context.tokens + (limits.extraTokens ?? 0)),
+          ...(context.fallback ? { 'x-compactor-fallback': 'applied' } : {}),
+          ...(resolved.forkedFrom ? { 'x-compactor-forked-from': resolved.forkedFrom } : {}),
+        };
+        await this.relay(provider, res, exchange, headers, target && this.recorder(provider, lockKey, auth.tenantId, request.stream, target));
+      } finally {
+        // Refused by Compactor (422 budget_too_small, 400) or not answered (502, 504): nothing is stored, the lock is released.
+        resolved.pending?.release.settle(undefined);
+      }
     } catch (error) {
       this.fail(provider, res, error);
     }
@@ -271,16 +393,9 @@ export class ProxyService implements OnModuleDestroy {
 
   /**
    * The upstream's status, headers and body go to the client as they are, bytes piped (never
-   * re-serialized); a 2xx answer is also assembled and recorded once it completed, queued on the
-   * conversation's lock before the client sees the end, so its next request finds it stored.
+   * re-serialized); `answer` hears of the end of the answer, assembled when it was a complete 2xx.
    */
-  private relay(
-    provider: ProxyProvider,
-    res: Response,
-    exchange: UpstreamExchange,
-    headers: Record<string, string>,
-    record?: { lockKey: string; tenantId: string; externalId: string; afterSeq: number | Promise<number | undefined>; stream: boolean },
-  ): Promise<void> {
+  private relay(provider: ProxyProvider, res: Response, exchange: UpstreamExchange, headers: Record<string, string>, answer?: AnswerHandler): Promise<void> {
     const upstream = exchange.response;
     const status = upstream.statusCode ?? 502;
     res.statusCode = status;
@@ -291,18 +406,10 @@ export class ProxyService implements OnModuleDestroy {
       res.setHeader(name, theirs === undefined || !name.startsWith('server-timing') ? value : [...[theirs].flat(), value].join(', '));
     }
     res.flushHeaders();
-    const assembler = record && status >= 200 && status < 300 ? answerAssembler(provider, record.stream) : undefined;
+    const assembler = answer && status >= 200 && status < 300 ? answerAssembler(provider, answer.stream) : undefined;
     return new Promise<void>((resolve) => {
       if (assembler) upstream.on('data', (chunk: Buffer) => assembler.push(chunk));
-      upstream.on('end', () => {
-        const message = assembler?.message();
-        if (message && record && !res.destroyed) {
-          void this.locks.run(record.lockKey, async () => {
-            const after = await record.afterSeq;
-            if (after !== undefined) await this.record(record.tenantId, record.externalId, provider, message, after);
-          });
-        }
-      });
+      upstream.on('end', () => answer?.onEnd(assembler?.message(), status, res.destroyed));
       upstream.on('error', () => undefined);
       upstream.on('close', () => {
         // Cut short (reset, or our timeout between two chunks): the client's answer is cut short too.
@@ -316,12 +423,31 @@ export class ProxyService implements OnModuleDestroy {
     });
   }
 
-  private async record(tenantId: string, externalId: string, provider: ProxyProvider, message: Record<string, unknown>, afterSeq: number): Promise<void> {
+  /**
+   * Records a complete 2xx answer in the session its request's messages went to, queued on the conversation's lock
+   * before the client sees the end, so the conversation's next request finds it stored.
+   */
+  private recorder(provider: ProxyProvider, lockKey: string, tenantId: string, stream: boolean, target: Promise<Committed | undefined>): AnswerHandler {
+    return {
+      stream,
+      onEnd: (message, _status, clientGone) => {
+        if (!message || clientGone) return;
+        void this.locks.run(lockKey, async () => {
+          const into = await target;
+          if (into) await this.record(tenantId, into, provider, message);
+        });
+      },
+    };
+  }
+
+  private async record(tenantId: string, into: Committed, provider: ProxyProvider, message: Record<string, unknown>): Promise<void> {
+    const sessionId = into.session.id;
+    // A one-shot session moved aside meanwhile (see takeName) has a new external id; the append checks the internal one.
+    const externalId = this.renamed.get(sessionId) ?? into.session.externalId;
     try {
-      let sessionId: string | undefined;
-      await this.appends.append(tenantId, externalId, { messages: [message], format: provider }, undefined, { expectLastSeq: afterSeq, onAppended: (s) => (sessionId = s.id) });
+      await this.appends.append(tenantId, externalId, { messages: [message], format: provider }, undefined, { expectLastSeq: into.afterSeq, expectSessionId: sessionId });
       const parsed = (provider === 'anthropic' ? parseAnthropicMessages : parseOpenAIMessages)([message], 'messages');
-      if (sessionId && parsed.ok) this.store.extend(sessionId, afterSeq, parsed.value.map(messageKeys));
+      if (parsed.ok) this.store.extend(sessionId, into.afterSeq, parsed.value.map(messageKeys));
     } catch (error) {
       // Another request of the conversation came first: its messages (this answer among them) are what the history holds.
       if (error instanceof HistoryMoved) return;
@@ -330,8 +456,55 @@ export class ProxyService implements OnModuleDestroy {
   }
 
   /**
+   * A side request (see isOneShot) is forwarded exactly as the client sent it (no history, no compaction) and reported
+   * on the conversation's session as a `side-request` event with its model, status and tokens; nothing enters a history.
+   */
+  private async forwardSide(provider: ProxyProvider, upstream: UpstreamSettings, req: Request, res: Response, path: string, request: ProxyRequest, main: SessionRecord, timing: StageTimer): Promise<void> {
+    const serverTiming = timing.header();
+    const exchange = await this.send(provider, upstream, req, path, req.body as Buffer);
+    const headers = { 'server-timing': serverTiming, 'x-compactor-side-request': main.externalId };
+    await this.relay(provider, res, exchange, headers, {
+      stream: request.stream,
+      onEnd: (message, status) => void this.reportSide(main, request, status, message),
+    });
+  }
+
+  private async reportSide(main: SessionRecord, request: ProxyRequest, status: number, answer: Record<string, unknown> | undefined): Promise<void> {
+    try {
+      const model = request.model ?? 'unknown';
+      const spec = resolveModel(model).spec;
+      const sum = (counts: number[]) => counts.reduce((a, b) => a + b, 0);
+      const inputTokens = sum(await this.counter.count([...request.system, request.turn(0)], spec));
+      const parsed = answer ? (request.provider === 'anthropic' ? parseAnthropicMessages : parseOpenAIMessages)([answer], 'messages') : undefined;
+      const outputTokens = parsed?.ok ? sum(await this.counter.count(parsed.value, spec)) : null;
+      const text = request
+        .turn(0)
+        .blocks.flatMap((b) => (b.type === 'text' ? [b.text] : []))
+        .join(' ')
+        .trim();
+      const n = (v: number) => v.toLocaleString('en-US');
+      const tokens = outputTokens === null ? `~${n(inputTokens)} tokens sent` : `~${n(inputTokens)} tokens in, ~${n(outputTokens)} out`;
+      const line = `Side request to ${model} answered ${status} (${tokens}): forwarded as sent, not part of the conversation`;
+      const data = { model, status, stream: request.stream, inputTokens, outputTokens, preview: text.slice(0, 120) };
+      const eventId = await this.compactions.event(main.id, main.tenantId, 'side-request', line, data);
+      this.publisher.notify(main.id, eventId);
+    } catch (error) {
+      this.logger.warn({ sessionId: main.externalId, reason: error instanceof Error ? error.message : String(error) }, 'proxy: side request not reported');
+    }
+  }
+
+  /** Before the lock: a one-shot request that the named session's stored conversation does not start with is a side request. */
+  private async sideRequestOf(tenantId: string, requestedId: string, keys: MessageKeys[], prefetch: Promise<SessionRecord | null> | undefined): Promise<Resolution | undefined> {
+    const prefetched = prefetch ? await prefetch.catch(() => undefined) : undefined;
+    const session = prefetched && prefetched.tenantId === tenantId ? prefetched : prefetched === null ? null : await this.sessions.find(tenantId, requestedId);
+    if (!session) return undefined;
+    const stored = await this.store.load(session);
+    return matchConversation(stored.keys, keys, stored.leadingSystemSeqs.at(-1) ?? 0).kind === 'diverged' ? { session, side: true, seqOf: [] } : undefined;
+  }
+
+  /**
    * Runs `resolve` under the conversation's lock and keeps the lock until the request's new
-   * messages are stored, so the conversation's next request (and this one's answer) come after them.
+   * messages are stored or given up, so the conversation's next request (and this one's answer) come after them.
    */
   private resolveHolding(lockKey: string, resolve: () => Promise<Resolution>): Promise<Resolution> {
     return new Promise<Resolution>((done, fail) => {
@@ -344,12 +517,15 @@ export class ProxyService implements OnModuleDestroy {
           return;
         }
         done(resolved);
-        await resolved.pending?.appended;
+        await resolved.pending?.release.promise;
       });
     });
   }
 
-  /** Finds (or creates, or forks) the session the request's conversation continues, and appends what is new in it. */
+  /**
+   * Finds the session the request's conversation continues, or plans the session it creates (new, a fork, or one that
+   * takes the name from a one-shot); nothing is written here: new messages are stored once the upstream accepted them.
+   */
   private async resolve(
     tenantId: string,
     requestedId: string,
@@ -360,48 +536,46 @@ export class ProxyService implements OnModuleDestroy {
     /** The requested session's row read just before (null: not there), when still current. */
     prefetched?: SessionRecord | null,
   ): Promise<Resolution> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const tried = new Map<string, { session: SessionRecord; match: ConversationMatch }>();
-        const redirect = this.redirects.get(lockKey);
-        for (const id of redirect && redirect !== requestedId ? [redirect, requestedId] : [requestedId]) {
-          const usePrefetched = attempt === 0 && id === requestedId && prefetched !== undefined && (prefetched === null || prefetched.tenantId === tenantId);
-          const session = usePrefetched ? prefetched : await this.sessions.find(tenantId, id);
-          if (!session) {
-            if (id === requestedId) return await this.create(tenantId, requestedId, request, policy);
-            continue;
-          }
-          const stored = await this.store.load(session);
-          const match = matchConversation(stored.keys, keys, stored.leadingSystemSeqs.at(-1) ?? 0);
-          tried.set(id, { session, match });
-          const used = await this.continueIn(tenantId, session, stored, match, request, keys);
-          if (used) {
-            this.remember(lockKey, requestedId, id);
-            return used;
-          }
-        }
-        // A rewind to another branch the client already took (a fork) is followed, not forked again.
-        for (const session of await this.sessions.findFamily(tenantId, requestedId)) {
-          if (tried.has(session.externalId)) continue;
-          const stored = await this.store.load(session);
-          const match = matchConversation(stored.keys, keys, stored.leadingSystemSeqs.at(-1) ?? 0);
-          tried.set(session.externalId, { session, match });
-          const used = await this.continueIn(tenantId, session, stored, match, request, keys);
-          if (used) {
-            this.remember(lockKey, requestedId, session.externalId);
-            return used;
-          }
-        }
-        const closest = [...tried.values()].sort(
-          (a, b) => (b.match.kind === 'diverged' ? b.match.commonBlocks : 0) - (a.match.kind === 'diverged' ? a.match.commonBlocks : 0),
-        )[0];
-        return await this.fork(tenantId, requestedId, lockKey, closest.session, closest.match, request);
-      } catch (error) {
-        // A concurrent request (another API process) appended meanwhile: compare again.
-        if (error instanceof HistoryMoved && attempt < 3) continue;
-        throw error;
+    const tried = new Map<string, Candidate>();
+    const redirect = this.redirects.get(lockKey);
+    for (const id of redirect && redirect !== requestedId ? [redirect, requestedId] : [requestedId]) {
+      const usePrefetched = id === requestedId && prefetched !== undefined && (prefetched === null || prefetched.tenantId === tenantId);
+      const session = usePrefetched ? prefetched : await this.sessions.find(tenantId, id);
+      if (!session) {
+        if (id === requestedId) return this.create(tenantId, requestedId, request, keys, policy);
+        continue;
+      }
+      const candidate = await this.compare(session, keys);
+      tried.set(id, candidate);
+      const used = await this.continueIn(tenantId, candidate, request, keys);
+      if (used) {
+        this.remember(lockKey, requestedId, id);
+        return used;
       }
     }
+    // A rewind to another branch the client already took (a fork) is followed, not forked again.
+    for (const session of await this.sessions.findFamily(tenantId, requestedId)) {
+      if (tried.has(session.externalId)) continue;
+      const candidate = await this.compare(session, keys);
+      tried.set(session.externalId, candidate);
+      const used = await this.continueIn(tenantId, candidate, request, keys);
+      if (used) {
+        this.remember(lockKey, requestedId, session.externalId);
+        return used;
+      }
+    }
+    const named = tried.get(requestedId);
+    if (isOneShot(request)) return { session: named?.session ?? [...tried.values()][0].session, side: true, seqOf: [] };
+    if (named && hasTools(request) && isToolLessOneShot(named.stored)) return this.takeName(tenantId, requestedId, lockKey, named.session, request, keys, policy);
+    const closest = [...tried.values()].sort(
+      (a, b) => (b.match.kind === 'diverged' ? b.match.commonBlocks : 0) - (a.match.kind === 'diverged' ? a.match.commonBlocks : 0),
+    )[0];
+    return this.fork(tenantId, requestedId, lockKey, closest.session, closest.match, request, keys);
+  }
+
+  private async compare(session: SessionRecord, keys: MessageKeys[]): Promise<Candidate> {
+    const stored = await this.store.load(session);
+    return { session, stored, match: matchConversation(stored.keys, keys, stored.leadingSystemSeqs.at(-1) ?? 0) };
   }
 
   private remember(lockKey: string, requestedId: string, usedId: string): void {
@@ -413,81 +587,137 @@ export class ProxyService implements OnModuleDestroy {
     this.redirects.set(lockKey, usedId);
   }
 
-  /** The request continues `session` (or retries its last request): appends its new messages. Undefined when it diverged. */
-  private async continueIn(
-    tenantId: string,
-    session: SessionRecord,
-    stored: StoredConversation,
-    match: ConversationMatch,
-    request: ProxyRequest,
-    keys: MessageKeys[],
-  ): Promise<Resolution | undefined> {
+  /** The request continues the candidate's session (or retries its last request). Undefined when it diverged. */
+  private async continueIn(tenantId: string, { session, stored, match }: Candidate, request: ProxyRequest, keys: MessageKeys[]): Promise<Resolution | undefined> {
     if (match.kind === 'diverged') return undefined;
     if (match.kind === 'behind') return { session, throughSeq: match.matchedThroughSeq, seqOf: match.seqOf, stored };
     if (session.lastSeq === 0) {
       // A session created empty (POST /v1/sessions with its own window or policy): it takes the system prompt too.
-      const appended = await this.appendConversation(tenantId, session.externalId, request, { expectLastSeq: 0, session });
-      return { session: appended.session, recordAfterSeq: appended.session.lastSeq, seqOf: keys.map((_, k) => appended.conversationFirstSeq + k) };
+      return this.pendingConversation(session, request, keys, async () => {
+        const appended = await this.appendConversation(tenantId, session.externalId, request, { expectLastSeq: 0, session });
+        return { session: appended.session, afterSeq: appended.session.lastSeq };
+      });
     }
     if (match.newFrom >= request.conversationLength) return { session, recordAfterSeq: session.lastSeq, seqOf: match.seqOf, stored };
-    const concurrent = await this.appendWhileForwarding(tenantId, session, match, request, keys);
-    if (concurrent) return { session, seqOf: match.seqOf.map((seq, k) => (k >= match.newFrom ? session.lastSeq + 1 + (k - match.newFrom) : seq)), stored, pending: concurrent };
-    const appended = await this.appendAll(tenantId, session.externalId, request.provider, request.rawSlice(request.leading + match.newFrom, request.end), {
-      expectLastSeq: session.lastSeq,
-      session,
-    });
-    this.store.extend(session.id, session.lastSeq, keys.slice(match.newFrom));
-    const seqOf = match.seqOf.map((seq, k) => (k >= match.newFrom ? appended.firstSeq + (k - match.newFrom) : seq));
-    return { session: appended.session, recordAfterSeq: appended.session.lastSeq, seqOf, stored };
+    return this.pendingTurn(tenantId, session, stored, match, request, keys);
   }
 
   /**
-   * The usual turn (new messages after the stored history, answering only calls still open):
-   * checked here as the append path will check them (the same sequence validation against the
-   * locked session's state), then appended while the request is forwarded, so the append is not
-   * on the request's path. Undefined when the check needs the stored history (results for calls
-   * no longer open): then the append runs first.
+   * The usual turn (new messages after the stored history): checked here as the append path will check them (the same
+   * sequence validation against the locked session's state), forwarded at the seqs they will get, appended once the
+   * upstream accepted the request.
    */
-  private async appendWhileForwarding(
+  private async pendingTurn(
     tenantId: string,
     session: SessionRecord,
+    stored: StoredConversation,
     match: Extract<ConversationMatch, { kind: 'extends' }>,
     request: ProxyRequest,
     keys: MessageKeys[],
-  ): Promise<{ messages: SessionMessage[]; appended: Promise<number | undefined> } | undefined> {
+  ): Promise<Resolution> {
     const start = request.leading + match.newFrom;
     const fresh = Array.from({ length: request.end - start }, (_, j) => request.message(start + j));
     const open = new Set(session.openToolUseIds);
-    if (referencedForeignToolUseIds(fresh).some((id) => !open.has(id))) return undefined;
-    const checked = validateSequence({ lastRole: session.lastRole, openToolUseIds: session.openToolUseIds, seenToolUseIds: new Set() }, fresh, 'messages');
+    // Results for calls no longer open are valid when the calls are in the stored history (the append path's rule).
+    const foreign = referencedForeignToolUseIds(fresh).filter((id) => !open.has(id));
+    const seenToolUseIds = new Set(await this.store.knownToolUseIds(session.id, foreign));
+    const checked = validateSequence({ lastRole: session.lastRole, openToolUseIds: session.openToolUseIds, seenToolUseIds }, fresh, 'messages');
     if (checked.errors.length > 0) throw new ValidationFailed(checked.errors.map((e) => ({ ...e, field: e.field.replace(/^messages\[(\d+)\]/, (_, j: string) => `messages[${start + Number(j)}]`) })));
     const tokens = await this.counter.count(fresh, resolveModel(session.model).spec);
-    const appended = this.appendAll(tenantId, session.externalId, request.provider, request.rawSlice(start, request.end), { expectLastSeq: session.lastSeq, session }).then(
-      (done) => {
-        this.store.extend(session.id, session.lastSeq, keys.slice(match.newFrom));
-        return done.session.lastSeq;
-      },
-      (error: unknown) => {
-        // Not stored after all (a concurrent change, a rule only the locked row shows): the answer is not recorded, and the
-        // client's next request, which carries these messages again, appends them then.
-        if (!(error instanceof HistoryMoved)) this.logger.warn({ sessionId: session.externalId, reason: error instanceof Error ? error.message : String(error) }, 'proxy: new messages not stored');
-        return undefined;
-      },
-    );
-    return { messages: fresh.map((message, j) => ({ seq: session.lastSeq + 1 + j, message: storedForm(message), tokens: tokens[j] })), appended };
-  }
-
-  /** The first request of a conversation: a new session with the request's model, holding the whole conversation. */
-  private async create(tenantId: string, externalId: string, request: ProxyRequest, policy: PolicyInput | undefined): Promise<Resolution> {
-    const appended = await this.appendConversation(tenantId, externalId, request, { expectLastSeq: 0, session: null, model: request.model, policy });
-    return { session: appended.session, recordAfterSeq: appended.session.lastSeq, seqOf: Array.from({ length: request.conversationLength }, (_, k) => appended.conversationFirstSeq + k) };
+    const messages = fresh.map((message, j) => ({ seq: session.lastSeq + 1 + j, message: storedForm(message), tokens: tokens[j] }));
+    const seqOf = match.seqOf.map((seq, k) => (k >= match.newFrom ? session.lastSeq + 1 + (k - match.newFrom) : seq));
+    const pending = this.pendingWrite(messages, session.externalId, async () => {
+      const done = await this.appendAll(tenantId, session.externalId, request.provider, request.rawSlice(start, request.end), { expectLastSeq: session.lastSeq, session });
+      this.store.extend(session.id, session.lastSeq, keys.slice(match.newFrom));
+      return { session: done.session, afterSeq: done.session.lastSeq };
+    });
+    return { session, seqOf, stored, pending };
   }
 
   /**
-   * The client's history differs from every stored branch (an earlier message edited, a rewind):
-   * a new session named after the conversation (`<id>:fork-<n>`, forked_from_id set) takes the
-   * request's whole conversation, with the parent's configuration; both sessions get an event.
-   * Nothing of the parent changes.
+   * A whole conversation for a session that holds none yet (`target`: a session to create, or one created empty),
+   * checked as the append path will check it and forwarded at the seqs it will get; `write` stores it.
+   */
+  private async pendingConversation(target: SessionRecord, request: ProxyRequest, keys: MessageKeys[], write: () => Promise<Committed>): Promise<Resolution> {
+    const all = Array.from({ length: request.end }, (_, i) => request.message(i));
+    const checked = validateSequence({ lastRole: target.lastRole, openToolUseIds: target.openToolUseIds, seenToolUseIds: new Set() }, all, 'messages');
+    if (checked.errors.length > 0) throw new ValidationFailed(checked.errors);
+    // Anthropic's system prompt is stored as one row before the conversation; OpenAI's leading system messages as theirs.
+    const first = (request.provider === 'anthropic' ? (request.body.system !== undefined ? 1 : 0) : request.leading) + 1;
+    const conversation = all.slice(request.leading);
+    const tokens = await this.counter.count(conversation, resolveModel(target.model).spec);
+    const messages = conversation.map((message, k) => ({ seq: first + k, message: storedForm(message), tokens: tokens[k] }));
+    return {
+      session: target,
+      seqOf: keys.map((_, k) => first + k),
+      // The request's own system prompt goes first in the forwarded body; nothing is stored before it.
+      stored: { throughSeq: 0, leadingSystemSeqs: [], leadingSystemTokens: 0, leadingDone: true, keys: [] },
+      pending: this.pendingWrite(messages, target.externalId, write),
+    };
+  }
+
+  /** New messages and the write that stores them; a write that fails is logged and leaves the answer unrecorded. */
+  private pendingWrite(messages: SessionMessage[], externalId: string, write: () => Promise<Committed>): PendingWrite {
+    return {
+      messages,
+      release: new Settled<Committed | undefined>(),
+      commit: () =>
+        write().catch((error: unknown) => {
+          // Not stored after all (a concurrent change, a rule only the locked row shows): the answer is not recorded, and
+          // the client's next request, which carries these messages again, stores them then.
+          if (!(error instanceof HistoryMoved)) this.logger.warn({ sessionId: externalId, reason: error instanceof Error ? error.message : String(error) }, 'proxy: new messages not stored');
+          return undefined;
+        }),
+    };
+  }
+
+  /** The first request of a conversation: a new session with the request's model, holding the whole conversation. */
+  private create(tenantId: string, externalId: string, request: ProxyRequest, keys: MessageKeys[], policy: PolicyInput | undefined): Promise<Resolution> {
+    const config = resolveSessionConfig({ model: request.model, policy });
+    const target = transientSession(tenantId, externalId, { model: config.model, contextWindow: config.contextWindow, outputReserve: config.outputReserve, policy: policyJson(config.policy) });
+    return this.pendingConversation(target, request, keys, async () => {
+      const appended = await this.appendConversation(tenantId, externalId, request, { expectLastSeq: 0, session: null, model: request.model, policy });
+      return { session: appended.session, afterSeq: appended.session.lastSeq };
+    });
+  }
+
+  /**
+   * The name's session holds only a one-shot exchange without tools (a title request that came first) and a conversation
+   * with tools that does not continue it arrives: that conversation takes the name, and the one-shot moves to
+   * `<id>:side-<n>` (both get a `side-request` event), once the upstream accepted the conversation's request.
+   */
+  private takeName(
+    tenantId: string,
+    requestedId: string,
+    lockKey: string,
+    oneShot: SessionRecord,
+    request: ProxyRequest,
+    keys: MessageKeys[],
+    policy: PolicyInput | undefined,
+  ): Promise<Resolution> {
+    const config = resolveSessionConfig({ model: request.model, policy: policy ?? sessionPolicy(oneShot) });
+    const target = transientSession(tenantId, requestedId, { model: config.model, contextWindow: config.contextWindow, outputReserve: config.outputReserve, policy: policyJson(config.policy) });
+    return this.pendingConversation(target, request, keys, async () => {
+      let sideId: string | undefined;
+      for (let n = 1; !sideId && n <= MAX_FORKS; n++) if (await this.sessions.rename(oneShot.id, familyName(requestedId, 'side', n))) sideId = familyName(requestedId, 'side', n);
+      if (!sideId) throw new ProxyError(409, 'too_many_side_sessions', `Compactor proxy: session '${requestedId}' already has ${MAX_FORKS} side sessions`);
+      if (this.renamed.size >= MAX_REDIRECTS) this.renamed.delete(this.renamed.keys().next().value as string);
+      this.renamed.set(oneShot.id, sideId);
+      this.remember(lockKey, requestedId, requestedId);
+      const appended = await this.appendConversation(tenantId, requestedId, request, { expectLastSeq: 0, session: null, model: request.model, policy: config.policy });
+      const data = { sessionId: requestedId, sideSessionId: sideId, model: oneShot.model };
+      const sideEvent = await this.compactions.event(oneShot.id, tenantId, 'side-request', `Moved aside to ${sideId}: a one-shot request without tools, not the conversation; ${requestedId} now holds the conversation`, data);
+      const mainEvent = await this.compactions.event(appended.session.id, tenantId, 'side-request', `A one-shot request without tools that came first under this name moved to ${sideId}`, data);
+      this.publisher.notify(oneShot.id, sideEvent);
+      this.publisher.notify(appended.session.id, mainEvent);
+      return { session: appended.session, afterSeq: appended.session.lastSeq };
+    });
+  }
+
+  /**
+   * The client's history differs from every stored branch (an earlier message edited, a rewind): a new session named
+   * after the conversation (`<id>:fork-<n>`, forked_from_id set) takes the request's whole conversation, with the
+   * parent's configuration, once the upstream accepted the request; both sessions get an event. Nothing of the parent changes.
    */
   private async fork(
     tenantId: string,
@@ -496,32 +726,32 @@ export class ProxyService implements OnModuleDestroy {
     parent: SessionRecord,
     match: ConversationMatch,
     request: ProxyRequest,
+    keys: MessageKeys[],
   ): Promise<Resolution> {
-    let created: SessionRecord | null = null;
-    for (let n = 1; !created && n <= MAX_FORKS; n++) {
-      created = await this.sessions.create(tenantId, forkName(requestedId, n), {
-        model: parent.model,
-        contextWindow: parent.contextWindow,
-        outputReserve: parent.outputReserve,
-        policy: parent.policy as Prisma.InputJsonValue,
-      });
-    }
-    if (!created) throw new ProxyError(409, 'too_many_forks', `Compactor proxy: session '${requestedId}' already has ${MAX_FORKS} forks; name the conversation with X-Compactor-Session`);
-    await this.sessions.markForked(created.id, parent.id);
-    const appended = await this.appendConversation(tenantId, created.externalId, request, { expectLastSeq: 0, session: created });
-    const at = match.kind === 'diverged' && match.divergedAtSeq !== undefined ? `message ${match.divergedAtSeq}` : `the end of its ${parent.lastSeq} messages`;
-    const data = { parentSessionId: parent.externalId, forkSessionId: created.externalId, divergedAtSeq: match.kind === 'diverged' ? (match.divergedAtSeq ?? null) : null };
-    const parentEvent = await this.compactions.event(parent.id, tenantId, 'session-forked', `Forked into ${created.externalId}: the client's history diverged at ${at}`, data);
-    const forkEvent = await this.compactions.event(created.id, tenantId, 'session-forked', `Forked from ${parent.externalId}: the client's history diverged at ${at}`, data);
-    this.publisher.notify(parent.id, parentEvent);
-    this.publisher.notify(created.id, forkEvent);
-    this.remember(lockKey, requestedId, created.externalId);
-    return {
-      session: appended.session,
-      recordAfterSeq: appended.session.lastSeq,
-      seqOf: Array.from({ length: request.conversationLength }, (_, k) => appended.conversationFirstSeq + k),
-      forkedFrom: parent.externalId,
+    const freeName = async () => {
+      for (let n = 1; n <= MAX_FORKS; n++) if (!(await this.sessions.find(tenantId, forkName(requestedId, n)))) return n;
+      throw new ProxyError(409, 'too_many_forks', `Compactor proxy: session '${requestedId}' already has ${MAX_FORKS} forks; name the conversation with X-Compactor-Session`);
     };
+    const config = { model: parent.model, contextWindow: parent.contextWindow, outputReserve: parent.outputReserve, policy: parent.policy as Prisma.InputJsonValue };
+    // The name is chosen now, for the response's headers; another API process taking it meanwhile moves it on.
+    const planned = await freeName();
+    const target = transientSession(tenantId, forkName(requestedId, planned), config);
+    const resolution = await this.pendingConversation(target, request, keys, async () => {
+      let created = await this.sessions.create(tenantId, target.externalId, config);
+      for (let n = planned + 1; !created && n <= MAX_FORKS; n++) created = await this.sessions.create(tenantId, forkName(requestedId, n), config);
+      if (!created) throw new ProxyError(409, 'too_many_forks', `Compactor proxy: session '${requestedId}' already has ${MAX_FORKS} forks`);
+      await this.sessions.markForked(created.id, parent.id);
+      const appended = await this.appendConversation(tenantId, created.externalId, request, { expectLastSeq: 0, session: created });
+      const at = match.kind === 'diverged' && match.divergedAtSeq !== undefined ? `message ${match.divergedAtSeq}` : `the end of its ${parent.lastSeq} messages`;
+      const data = { parentSessionId: parent.externalId, forkSessionId: created.externalId, divergedAtSeq: match.kind === 'diverged' ? (match.divergedAtSeq ?? null) : null };
+      const parentEvent = await this.compactions.event(parent.id, tenantId, 'session-forked', `Forked into ${created.externalId}: the client's history diverged at ${at}`, data);
+      const forkEvent = await this.compactions.event(created.id, tenantId, 'session-forked', `Forked from ${parent.externalId}: the client's history diverged at ${at}`, data);
+      this.publisher.notify(parent.id, parentEvent);
+      this.publisher.notify(created.id, forkEvent);
+      this.remember(lockKey, requestedId, created.externalId);
+      return { session: appended.session, afterSeq: appended.session.lastSeq };
+    });
+    return { ...resolution, forkedFrom: parent.externalId };
   }
 
   /** Appends the request's system prompt and conversation (not a prefill) to an empty session. */
@@ -635,14 +865,27 @@ export class ProxyService implements OnModuleDestroy {
     return total;
   }
 
-  /** Errors the proxy answers itself, in the provider's error shape. Upstream errors never get here: they pass through. */
+  /**
+   * Errors the proxy answers itself, in the provider's error shape; every refusal is logged at warn with its reason (the
+   * messages name fields and limits, never a key). Upstream errors never get here: they pass through.
+   */
   private fail(provider: ProxyProvider, res: Response, error: unknown): void {
-    if (error instanceof ProxyError) return sendProviderError(res, provider, error.status, error.message, error.code);
-    if (error instanceof BudgetTooSmall) return sendProviderError(res, provider, 422, `Compactor proxy: ${error.message}`, 'budget_too_small');
-    if (error instanceof ValidationFailed) return sendProviderError(res, provider, 400, `Compactor proxy: ${error.message}`, 'invalid_request');
-    if (error instanceof HistoryMoved) return sendProviderError(res, provider, 409, 'Compactor proxy: the conversation changed concurrently; send the request again', 'conflict');
-    if (error instanceof DomainError) return sendProviderError(res, provider, 400, `Compactor proxy: ${error.message}`, error.code);
-    this.logger.error({ err: error }, 'proxy request failed');
-    sendProviderError(res, provider, 500, 'Compactor proxy: internal error', 'internal_error');
+    const refusal = this.refusal(error);
+    if (!refusal) {
+      this.logger.error({ err: error }, 'proxy request failed');
+      return sendProviderError(res, provider, 500, 'Compactor proxy: internal error', 'internal_error');
+    }
+    this.logger.warn({ provider, status: refusal.status, code: refusal.code, reason: refusal.message }, 'proxy: request refused');
+    sendProviderError(res, provider, refusal.status, refusal.message, refusal.code);
   }
+
+  private refusal(error: unknown): { status: number; message: string; code: string } | undefined {
+    if (error instanceof ProxyError) return { status: error.status, message: error.message, code: error.code };
+    if (error instanceof BudgetTooSmall) return { status: 422, message: `Compactor proxy: ${error.message}`, code: 'budget_too_small' };
+    if (error instanceof ValidationFailed) return { status: 400, message: `Compactor proxy: ${error.message}`, code: 'invalid_request' };
+    if (error instanceof HistoryMoved) return { status: 409, message: 'Compactor proxy: the conversation changed concurrently; send the request again', code: 'conflict' };
+    if (error instanceof DomainError) return { status: 400, message: `Compactor proxy: ${error.message}`, code: error.code };
+    return undefined;
+  }
+
 }

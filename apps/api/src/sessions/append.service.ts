@@ -91,6 +91,8 @@ export interface AppendOptions {
   expectLastSeq?: number;
   /** The session as the caller just read it (null: not there), to spare the lookup; the locked row is what counts. */
   session?: SessionRecord | null;
+  /** Append only to the session with this internal id (the external id may have gone to another session meanwhile); else HistoryMoved. */
+  expectSessionId?: string;
   /** Called with the session row as the append left it. */
   onAppended?: (session: SessionRecord) => void;
 }
@@ -149,6 +151,7 @@ export class AppendService {
       idempotency: idempotencyKey ? { key: idempotencyKey, requestHash } : undefined,
       plan: async (session, _created, knownToolUseIds) => {
         if (options.expectLastSeq !== undefined && session.lastSeq !== options.expectLastSeq) throw new HistoryMoved(options.expectLastSeq, session.lastSeq);
+        if (options.expectSessionId !== undefined && session.id !== options.expectSessionId) throw new HistoryMoved(options.expectLastSeq ?? session.lastSeq, session.lastSeq);
         if (session.model !== countedFor) {
           // The model changed between the read and the lock (a concurrent PATCH): count again for it.
           countedFor = session.model;

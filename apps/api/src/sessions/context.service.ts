@@ -157,7 +157,8 @@ export class ContextService {
     const source = await this.source(session);
     if (source.head === undefined) source.head = await this.loadHead(session);
     // Sized like contextBody's entries: about two bytes of memory per byte of serialized context, ~4 bytes a token.
-    if (source.bodies.size === 0) this.cache.set(session.id, source, 8 * source.messages.reduce((n, m) => n + m.tokens, 0));
+    // A session with nothing stored (one the proxy creates once the upstream answered) has nothing worth caching.
+    if (source.bodies.size === 0 && session.lastSeq > 0) this.cache.set(session.id, source, 8 * source.messages.reduce((n, m) => n + m.tokens, 0));
     // Messages the proxy appends while it forwards (`pending`, seqs after lastSeq) join this context only, never the cache.
     const view: ContextSource =
       pending.length === 0
