@@ -3,7 +3,10 @@
 //   interleaved request by request: whole non-streamed answers (p50, p99) and time to first byte
 //   of streamed ones, for agents' sessions of about 200 messages (Anthropic and OpenAI shapes);
 // - how often consecutive forwarded requests share their prefix (what providers' prompt caches
-//   need) over long real agent runs on a small window, with compactions running in the worker.
+//   need) over long real agent runs on a small window, with compactions running in the worker;
+// - issue #19, side by side in the same run: the added latency of a session's first request with
+//   100 messages next to a continuing session's, and the share of consecutive requests of a Claude
+//   Code-shaped loop whose prefix is unchanged outside compaction boundaries.
 // The upstream is a minimal in-process HTTP server answering at once, so every millisecond
 // measured is the proxy's (or the client's, equally on both sides).
 import http from 'node:http';
@@ -22,6 +25,10 @@ const MODELS = { anthropic: 'claude-opus-4-5', openai: 'gpt-4o' };
 const PATHS = { anthropic: '/v1/messages', openai: '/v1/chat/completions' };
 const PREFIX_WINDOW = 16_000;
 const PREFIX_ROUNDS = 2;
+/** New sessions whose first request (100 messages) is measured, and the turns of the Claude Code-shaped loop. */
+const FIRST_REQUEST_SESSIONS = 20;
+const FIRST_REQUEST_MESSAGES = 100;
+const CLAUDE_LOOP_TURNS = 40;
 
 /** The upstream: answers every completion at once; records what the proxy forwarded. */
 function startUpstream() {
@@ -228,6 +235,9 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
 
   // Prefix sharing: the real SWE-agent runs replayed as one long agent run on a small window.
   const prefix = await prefixSharing({ apiUrl, key, root, upstream, log });
+  // Prompt caching on a Claude Code-shaped loop, and a session's first request with 100 messages.
+  const claudeLoop = await claudeCodeShapedLoop({ apiUrl, key, databaseUrl, upstream, log });
+  const firstRequest = await firstRequestLatency({ key, proxyUrl, directUrl, providerHeaders, log });
   await upstream.close();
 
   const target = 10;
@@ -264,8 +274,173 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
     'goes upstream, and the stream is piped byte for byte.',
     '',
     prefix.markdown,
+    '',
+    ...sideBySide(rows, firstRequest, claudeLoop),
   ];
   return lines.join('\n');
+}
+
+/** The three issue #19 targets in one table: a first request of 100 messages, a continuing session, prompt-cache prefix reuse. */
+function sideBySide(rows, first, loop) {
+  const continuing = rows.find((r) => r.name === 'anthropic non-streamed: whole answer');
+  const openaiContinuing = rows.find((r) => r.name === 'openai non-streamed: whole answer');
+  const verdict = (ok) => (ok ? 'met' : '**missed**');
+  return [
+    '### Issue #19 targets, side by side (same run)',
+    '',
+    '| measure | n | result | target | |',
+    '|---|---:|---:|---:|---|',
+    `| added latency, a session's first request with 100 messages (anthropic shape, non-streamed, p50) | ${first.n} | ${fmt(first.added50)} ms (direct ${fmt(first.direct50)} ms, proxy ${fmt(first.proxy50)} ms; proxy work ${fmt(first.work50)} ms) | < 15 ms | ${verdict(first.added50 < 15)} |`,
+    `| added latency, a continuing session (anthropic shape, non-streamed, p50) | ${continuing?.n ?? 0} | ${fmt(continuing?.added50 ?? NaN)} ms | ≤ 10 ms | ${verdict((continuing?.added50 ?? Infinity) <= 10)} |`,
+    `| added latency, a continuing session (openai shape, non-streamed, p50) | ${openaiContinuing?.n ?? 0} | ${fmt(openaiContinuing?.added50 ?? NaN)} ms | ≤ 10 ms | ${verdict((openaiContinuing?.added50 ?? Infinity) <= 10)} |`,
+    `| consecutive forwarded requests of a Claude Code-shaped loop whose prefix is unchanged, outside compaction boundaries | ${loop.samePairs} | ${fmt(loop.share * 100)}% | ≥ 95% | ${verdict(loop.share >= 0.95)} |`,
+    '',
+    loop.markdown,
+  ];
+}
+
+const sessionsPath = (apiUrl) => `${apiUrl}/v1/sessions`;
+
+/** The first request of new sessions holding 100 messages, through the proxy and directly, interleaved. */
+async function firstRequestLatency({ key, proxyUrl, directUrl, providerHeaders, log }) {
+  const format = 'anthropic';
+  const proxy = [];
+  const direct = [];
+  const work = [];
+  for (let s = 0; s < FIRST_REQUEST_SESSIONS + 1; s += 1) {
+    const session = generateSession(9000 + s, FIRST_REQUEST_MESSAGES - 1, format);
+    // As in the continuing sessions above: the generated history, then the new user turn.
+    const body = { model: MODELS[format], max_tokens: 1024, ...(session.system ? { system: session.system } : {}), messages: [...session.messages, { role: 'user', content: 'Continue with the next step.' }] };
+    const headers = { ...providerHeaders(format), 'x-compactor-key': key, 'x-compactor-session': `bench-first-${s}-${randomUUID().slice(0, 8)}` };
+    const viaProxy = () => post(proxyUrl(format), headers, body);
+    const straight = () => post(directUrl(format), { ...providerHeaders(format), 'x-bench-direct': '1' }, body);
+    let p;
+    let d;
+    if (s % 2 === 0) {
+      d = await straight();
+      p = await viaProxy();
+    } else {
+      p = await viaProxy();
+      d = await straight();
+    }
+    if (p.status !== 200) throw new Error(`first request: ${p.status} ${p.text.slice(0, 300)}`);
+    if (s === 0) continue; // warm-up
+    proxy.push(p.total);
+    direct.push(d.total);
+    work.push(Number(/compactor;dur=([\d.]+)/.exec(String(p.headers['server-timing'] ?? ''))?.[1] ?? NaN));
+    await sleep(THINK_MS);
+  }
+  const out = { n: proxy.length, proxy50: median(proxy), direct50: median(direct), added50: median(proxy) - median(direct), work50: median(work) };
+  log(`first request of 100 messages: +${fmt(out.added50)} ms p50 (proxy work ${fmt(out.work50)} ms, n=${out.n})`);
+  return out;
+}
+
+/** Claude Code's request shape (2.1.332, as captured against a loopback upstream): see claudeCodeShapedLoop. */
+function claudeCodeTools() {
+  const names = ['Agent', 'Bash', 'Edit', 'ListAgents', 'Read', 'ReportFindings', 'ScheduleWakeup', 'Skill', 'ToolSearch', 'Workflow', 'DeferredToolPlaceholder', 'Write'];
+  // ~31,000 characters of schemas in all, as the CLI sends.
+  return names.map((name, i) => ({
+    name,
+    description: `${name}: ${'Describes when and how to use this tool, its limits and its output format. '.repeat(30)}`.slice(0, 2_300),
+    input_schema: { type: 'object', properties: { [`arg${i}`]: { type: 'string', description: 'The argument.' }, description: { type: 'string' } }, required: [`arg${i}`] },
+  }));
+}
+
+/**
+ * A loop shaped like Claude Code's requests (model claude-opus-5-5, max_tokens 128,000, 12 tool schemas, a system
+ * array with a cache marker, a role "system" message after the first user message, a cache marker moving to the
+ * last message every turn, Bash/Read calls with large outputs) through the proxy on a balanced session whose window
+ * leaves ~35,000 tokens of budget, with the worker compacting; the loop waits for the worker between turns as a model's
+ * thinking time would. Counts consecutive forwarded pairs whose prefix (system, tools and messages, cache markers aside)
+ * is unchanged, among the pairs with no compaction applied between them.
+ */
+async function claudeCodeShapedLoop({ apiUrl, key, databaseUrl, upstream, log }) {
+  const { default: pg } = await import('pg');
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  const sessionId = `bench-cc-${randomUUID().slice(0, 8)}`;
+  const maxTokens = 128_000;
+  const create = await fetch(sessionsPath(apiUrl), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ id: sessionId, model: 'claude-opus-5-5', contextWindow: maxTokens + 45_000, policy: 'balanced' }),
+  });
+  if (create.status !== 201) throw new Error(`create session: ${create.status} ${await create.text()}`);
+  const tools = claudeCodeTools();
+  const system = [
+    { type: 'text', text: 'x-anthropic-billing-header: cc_version=2.1.332; cc_entrypoint=sdk-cli;' },
+    { type: 'text', text: "You are a Claude agent, built on Anthropic's Claude Agent SDK.", cache_control: { type: 'ephemeral' } },
+    { type: 'text', text: `${'You are an agent working with the user toward their goals. '.repeat(120)}`, cache_control: { type: 'ephemeral' } },
+  ];
+  const messages = [
+    { role: 'user', content: [{ type: 'text', text: '<system-reminder>Attribution guidance.</system-reminder>' }, { type: 'text', text: 'Read every part in data/ and report whether the totals match.' }] },
+    { role: 'system', content: `# Environment\n${'You have been invoked in the following environment. '.repeat(150)}` },
+  ];
+  const withMarker = (list) =>
+    list.map((m, i) =>
+      i === list.length - 1 && Array.isArray(m.content) ? { ...m, content: m.content.map((b, j) => (j === m.content.length - 1 ? { ...b, cache_control: { type: 'ephemeral' } } : b)) } : m,
+    );
+  const headers = { 'x-api-key': 'sk-ant-bench', 'anthropic-version': '2023-06-01', 'x-compactor-key': key, 'x-compactor-session': sessionId };
+  const turns = [];
+  for (let k = 0; k <= CLAUDE_LOOP_TURNS; k += 1) {
+    const id = `toolu_bench_${k}`;
+    const final = k === CLAUDE_LOOP_TURNS;
+    upstream.respondWith(() => (final ? { text: 'All parts read.', toolCalls: [] } : { text: '', toolCalls: [{ id, name: k % 2 ? 'Read' : 'Bash', input: k % 2 ? { file_path: `/work/data/part-${k}.txt` } : { command: `cat data/part-${k}.txt` } }] }));
+    const before = upstream.forwarded.length;
+    const res = await post(`${apiUrl}/v1/proxy/anthropic/v1/messages?beta=true`, headers, { model: 'claude-opus-5-5', max_tokens: maxTokens, system, tools, messages: withMarker(messages), stream: false });
+    if (res.status !== 200) throw new Error(`Claude Code-shaped loop: ${res.status} ${res.text.slice(0, 300)}`);
+    turns.push({ body: upstream.forwarded[before], version: Number(res.headers['x-compactor-context-version']), fallback: res.headers['x-compactor-fallback'] === 'applied' });
+    if (final) break;
+    const answer = JSON.parse(res.text);
+    messages.push({ role: 'assistant', content: answer.content });
+    const output = Array.from({ length: 70 }, (_, i) => `part ${k} line ${i}: ${'alpha bravo charlie delta '.repeat(2)}value=${(i * 7919 + k) % 10007}`).join('\n');
+    messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: output }] });
+    // The worker catches up while the agent runs its tool (a model's thinking time in a real loop).
+    const deadline = Date.now() + 20_000;
+    while (Date.now() < deadline) {
+      const { rows } = await db.query(
+        `SELECT count(*)::int AS n FROM compaction_jobs j JOIN sessions s ON s.id = j.session_id WHERE s.external_id = $1 AND j.status IN ('queued', 'running')`,
+        [sessionId],
+      );
+      if (rows[0].n === 0) break;
+      await sleep(20);
+    }
+  }
+  upstream.respondWith(() => undefined);
+  await db.end();
+  const strip = (value) => JSON.parse(JSON.stringify(value, (k, v) => (k === 'cache_control' ? undefined : v)));
+  let samePairs = 0;
+  let shared = 0;
+  let compactionPairs = 0;
+  let fallbackPairs = 0;
+  for (let i = 1; i < turns.length; i += 1) {
+    const [a, b] = [turns[i - 1], turns[i]];
+    if (a.version !== b.version) {
+      compactionPairs += 1;
+      continue;
+    }
+    samePairs += 1;
+    if (a.fallback || b.fallback) fallbackPairs += 1;
+    const [x, y] = [strip(a.body), strip(b.body)];
+    const same = JSON.stringify(x.system) === JSON.stringify(y.system) && JSON.stringify(x.tools) === JSON.stringify(y.tools) && x.messages.length <= y.messages.length && x.messages.every((m, j) => JSON.stringify(m) === JSON.stringify(y.messages[j]));
+    if (same) shared += 1;
+  }
+  const share = samePairs > 0 ? shared / samePairs : 0;
+  log(`Claude Code-shaped loop: ${shared}/${samePairs} same-version pairs share the prefix; ${compactionPairs} compaction boundaries`);
+  const markdown = [
+    '### Prompt caching on a Claude Code-shaped loop',
+    '',
+    `${turns.length} requests shaped like Claude Code 2.1.332's (model \`claude-opus-5-5\`, \`max_tokens\` 128,000, 12 tool schemas of`,
+    `${fmtInt(JSON.stringify(tools).length)} characters, a system array with cache markers, a \`role: "system"\` message after the first user message,`,
+    'the cache marker moving to the last message every turn, Bash/Read results of ~6,000 characters) through the proxy on a balanced',
+    'session with a window of max_tokens + 45,000; the loop waits for the worker between turns. A pair shares its prefix when system,',
+    'tools and every message of the earlier forwarded request (cache markers aside) are the start of the later one.',
+    '',
+    '| consecutive pairs | with a compaction applied between them | without | of those, prefix unchanged | of those, the fallback acted |',
+    '|---:|---:|---:|---:|---:|',
+    `| ${turns.length - 1} | ${compactionPairs} | ${samePairs} | ${shared} (${fmt(share * 100)}%) | ${fallbackPairs} |`,
+  ].join('\n');
+  return { share, samePairs, shared, compactionPairs, fallbackPairs, markdown };
 }
 
 /** Replays the real SWE-agent runs through the proxy on a small window and counts consecutive forwarded requests with a shared prefix. */
