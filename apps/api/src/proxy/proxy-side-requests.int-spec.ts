@@ -122,6 +122,24 @@ describe('side requests under the conversation header', () => {
     expect(await family(session)).toEqual([session, side]);
   });
 
+  it('(a) concurrently: the conversation arrives while the title request is still in flight; the title answer is recorded in the side session', async () => {
+    const session = uid('cc-concurrent');
+    const client = anthropicClient(session);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const at = fake.requests.length;
+    fake.enqueue({ until: held, then: { text: 'Concurrent title' } }, { text: 'On it.' });
+    const title = client.messages.create({ model: 'claude-haiku-4-5', max_tokens: 50, system: TITLE_SYSTEM, messages: [{ role: 'user', content: 'Speed up the build' }] });
+    await pollUntil(async () => (fake.requests.length > at ? true : undefined), { what: 'the title request upstream', timeoutMs: 10_000 });
+    const main = client.messages.create({ model: 'claude-opus-4-5', max_tokens: 256, system: SYSTEM, tools: TOOLS, messages: [{ role: 'user', content: 'Speed up the build, please' }] }).withResponse();
+    release();
+    await title;
+    expect((await main).response.headers.get('x-compactor-session')).toBe(session);
+    expect((await historyOf(session, 3)).map((m) => m.role)).toEqual(['system', 'user', 'assistant']);
+    expect((await historyOf(`${session}:side-1`, 3))[2].message).toEqual({ role: 'assistant', content: [expect.objectContaining({ text: 'Concurrent title' })] });
+    expect(await family(session)).toEqual([session, `${session}:side-1`]);
+  });
+
   it('(b) a side request during the conversation is forwarded as sent and reported as an event; the conversation is untouched and never forks', async () => {
     const session = uid('cc-side-later');
     const client = anthropicClient(session);
