@@ -129,7 +129,7 @@ export class AppendRepository {
     plan.rows.forEach((row, i) => {
       const p = params.length;
       values.push(
-        `($${p + 1}, $${p + 2}, $${p + 3}::"MessageRole", $${p + 4}::jsonb, $${p + 5}::jsonb, $${p + 6}::json, $${p + 7}, $${p + 8}, $${p + 9}::text[], $${p + 10}, $${p + 11}::text[], $${p + 12})`,
+        `($${p + 1}, $${p + 2}, $${p + 3}::"MessageRole", $${p + 4}::json, $${p + 5}::json, $${p + 6}::json, $${p + 7}, $${p + 8}, $${p + 9}::text[], $${p + 10}, $${p + 11}::text[], $${p + 12})`,
       );
       params.push(
         session.id,

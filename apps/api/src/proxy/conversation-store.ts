@@ -37,7 +37,7 @@ export class ConversationStore {
       : { throughSeq: 0, leadingSystemSeqs: [], leadingSystemTokens: 0, leadingDone: false, keys: [] };
     for (const row of rows) {
       const message = canonicalOf(row);
-      if (!next.leadingDone && message.role === 'system') {
+      if (!next.leadingDone && message.role === 'system' && !message.inConversation) {
         next.leadingSystemSeqs.push(row.seq);
         next.leadingSystemTokens += row.tokens;
       } else {

@@ -1,7 +1,7 @@
-import { CanonicalMessage, checkpointMessage, goalBlockMessage, parseAnthropicMessages, SessionMessage } from '@compactor/compaction';
+import { CanonicalMessage, checkpointMessage, CONTINUATION_TURN, goalBlockMessage, parseAnthropicMessages, SessionMessage } from '@compactor/compaction';
 import { forwardBody } from './forward-body';
 import { ProxyRequest } from './proxy-request';
-import { jsonbOrder, storedForm } from './stored-form';
+import { storedForm } from './stored-form';
 
 const parse = (messages: unknown[]): CanonicalMessage[] => {
   const parsed = parseAnthropicMessages(messages, 'messages');
@@ -57,9 +57,55 @@ describe('forwardBody', () => {
 });
 
 describe('storedForm', () => {
-  it('orders object keys as jsonb does (shorter first, then bytewise) and drops undefined', () => {
-    expect(JSON.stringify(jsonbOrder({ bb: 1, a: { z: 1, y: undefined, ab: [{ d: 1, c: 2 }] }, B: 2 }))).toBe('{"B":2,"a":{"z":1,"ab":[{"c":2,"d":1}]},"bb":1}');
-    const [message] = parse([{ role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'run', input: { zeta: 1, alpha: { y: 2, x: 1 } } }] }]);
-    expect(JSON.stringify(storedForm(message).blocks[0])).toContain('"input":{"zeta":1,"alpha":{"x":1,"y":2}}');
+  it('keeps object keys in the order they were sent (json columns keep the text) and drops undefined', () => {
+    const [message] = parse([{ role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Grep', input: { pattern: 'TODO', path: 'src', output_mode: 'count', '-n': true, x: undefined } }] }]);
+    expect(JSON.stringify(storedForm(message).blocks[0])).toContain('"input":{"pattern":"TODO","path":"src","output_mode":"count","-n":true}');
+  });
+});
+
+describe('forwardBody with Claude Code 2.1 requests', () => {
+  // Claude Code 2.1's default model sends role: "system" messages inside `messages` and `context_management`.
+  const conversation = [
+    { role: 'user', content: [{ type: 'text', text: 'Count the TODOs.' }] },
+    { role: 'system', content: [{ type: 'text', text: '<system-reminder>cwd: /repo</system-reminder>', cache_control: { type: 'ephemeral' } }] },
+    {
+      role: 'assistant',
+      content: [
+        { type: 'compaction', content: 'Summary of the earlier conversation.', encrypted: 'Zm9v' },
+        { type: 'tool_use', id: 'toolu_1', name: 'Grep', input: { pattern: 'TODO', path: 'src', output_mode: 'count', '-n': true } },
+      ],
+    },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'src/a.ts:3' }] },
+    { role: 'system', content: [], output_config: { effort: 'low' } },
+  ];
+  const body = {
+    model: 'claude-opus-4-8',
+    max_tokens: 64000,
+    system: [{ type: 'text', text: 'You are Claude Code.' }],
+    messages: conversation,
+    context_management: { edits: [{ type: 'clear_tool_uses_20250919' }] },
+    stream: true,
+  };
+
+  it('forwards the in-conversation system messages in place, compaction blocks and context_management untouched', () => {
+    const request = new ProxyRequest('anthropic', JSON.parse(JSON.stringify(body)));
+    const stored = session(parse(conversation).map(storedForm), 2);
+    const out = forwardBody({ request, context: stored, compacted: false, leadingSystemSeqs: new Set([1]), seqOf: [2, 3, 4, 5, 6] }).toString();
+    // Byte for byte what the client sent: nothing reordered, nothing moved to `system`.
+    expect(out).toBe(JSON.stringify(body));
+  });
+
+  it('after a compaction, the continuation turn opens the context before one whose user turn was summarized: all stay in place', () => {
+    const request = new ProxyRequest('anthropic', JSON.parse(JSON.stringify(body)));
+    const stored = session(parse(conversation), 2).slice(1); // the user turn went into a checkpoint
+    const checkpoint = { seq: 2, message: checkpointMessage({ id: 'ckpt_1', fromSeq: 2, toSeq: 2, level: 0, text: 'The user asked for TODOs.', tokens: 5, originalTokens: 50 }), tokens: 5 };
+    const out = JSON.parse(forwardBody({ request, context: [checkpoint, ...stored], compacted: true, leadingSystemSeqs: new Set([1]), seqOf: [2, 3, 4, 5, 6] }).toString());
+    expect(out.context_management).toEqual(body.context_management);
+    expect((out.messages as Array<{ role: string }>).map((m) => m.role)).toEqual(['user', 'system', 'assistant', 'user', 'system']);
+    expect(out.messages[0].content).toBe(CONTINUATION_TURN.blocks[0].type === 'text' ? CONTINUATION_TURN.blocks[0].text : '');
+    expect(out.messages[1]).toEqual(conversation[1]);
+    expect(out.messages[2]).toEqual(conversation[2]);
+    expect(out.messages[4]).toEqual(conversation[4]);
+    expect(out.system[0]).toEqual({ type: 'text', text: 'You are Claude Code.' });
   });
 });

@@ -1,7 +1,9 @@
 import {
+  anthropicSystemTurn,
   anthropicTurns,
   Block,
   CanonicalMessage,
+  inConversationSystemsInPlace,
   keyedBlockIndexes,
   SessionMessage,
   toAnthropic,
@@ -74,7 +76,7 @@ export function withRequestCacheMarkers(context: SessionMessage[], request: Prox
     });
   }
   return context.map((m) => {
-    const markers = m.message.role === 'system' ? undefined : wanted.get(m.seq);
+    const markers = m.message.role === 'system' && !m.message.inConversation ? undefined : wanted.get(m.seq);
     const stale = m.message.blocks.some((b) => cacheControlOf(b) !== undefined || (b.type === 'tool_result' && Array.isArray(b.content) && b.content.some((c) => cacheControlOf(c as Block) !== undefined)));
     if (!stale && !markers) return m;
     if (!markers) {
@@ -116,7 +118,8 @@ const serialized: Record<'anthropic' | 'openai', WeakMap<CanonicalMessage, strin
 function jsonOf(provider: 'anthropic' | 'openai', message: CanonicalMessage): string {
   let out = serialized[provider].get(message);
   if (out === undefined) {
-    const written = provider === 'anthropic' ? toAnthropic([message]).messages : toOpenAI([message]);
+    const written =
+      provider === 'anthropic' ? (message.role === 'system' && message.inConversation ? [anthropicSystemTurn(message)] : toAnthropic([message]).messages) : toOpenAI([message]);
     out = written.map((m) => JSON.stringify(m)).join(',');
     serialized[provider].set(message, out);
   }
@@ -130,11 +133,13 @@ function jsonOf(provider: 'anthropic' | 'openai', message: CanonicalMessage): st
  */
 function anthropicTurnByTurn(turns: CanonicalMessage[]): boolean {
   if (turns.length > 0 && turns[0].role === 'assistant' && turns[0].origin !== 'anthropic') return false;
+  // toAnthropic moves an in-conversation system message whose place Anthropic would refuse into `system`.
+  if (!inConversationSystemsInPlace(turns)) return false;
   for (let i = 0; i < turns.length; i++) {
     const m = turns[i];
     if (m.blocks.some((b) => b.type === 'opaque' && b.slot === 'tool_calls')) return false;
     const prev = turns[i - 1];
-    const role = (x: CanonicalMessage) => (x.role === 'assistant' ? 'assistant' : 'user');
+    const role = (x: CanonicalMessage) => (x.role === 'assistant' || x.role === 'system' ? x.role : 'user');
     if (prev && role(prev) === role(m) && !(prev.origin === 'anthropic' && m.origin === 'anthropic')) return false;
   }
   return true;
@@ -157,23 +162,33 @@ export function forwardBody(input: ForwardInput): Buffer {
     kept = kept.filter((m) => m.message.role === 'system' || m.seq <= through);
   }
   const prefill = request.rawSlice(request.end).map((m) => JSON.stringify(m));
-  const systems = kept.filter((m) => m.message.role === 'system').map((m) => m.message);
+  // In-conversation system messages (Anthropic `role: "system"` entries of `messages`) are conversation: forwarded in place.
+  const isSystemPrompt = (m: SessionMessage) => m.message.role === 'system' && !m.message.inConversation;
+  const systems = kept.filter(isSystemPrompt).map((m) => m.message);
   const fields: Json = { messages: MESSAGES_SLOT };
   let messages: string[];
 
   if (request.provider === 'openai') {
-    const rest = kept.filter((m) => m.message.role !== 'system').map((m) => m.message);
+    const rest = kept.filter((m) => !isSystemPrompt(m)).map((m) => m.message);
     messages = [...request.rawSlice(0, request.leading).map((m) => JSON.stringify(m)), ...[...systems, ...rest].map((m) => jsonOf('openai', m)), ...prefill];
   } else {
     const marked = withRequestCacheMarkers(kept, request, input.seqOf);
-    const rest = marked.filter((m) => m.message.role !== 'system').map((m) => m.message);
+    const rest = marked.filter((m) => !isSystemPrompt(m)).map((m) => m.message);
     const turns = input.compacted ? anthropicTurns(rest) : rest;
-    const written = anthropicTurnByTurn(turns) ? turns.map((m) => jsonOf('anthropic', m)) : toAnthropic(turns).messages.map((m) => JSON.stringify(m));
-    messages = [...written, ...prefill];
-    if (systems.length > 0) {
+    // In-conversation system messages that lost their place (their user turn summarized) are moved into `system` by toAnthropic.
+    let moved: unknown[] = [];
+    if (anthropicTurnByTurn(turns)) messages = turns.map((m) => jsonOf('anthropic', m));
+    else {
+      const written = toAnthropic(turns);
+      messages = written.messages.map((m) => JSON.stringify(m));
+      moved = written.system === undefined ? [] : typeof written.system === 'string' ? [{ type: 'text', text: written.system }] : written.system;
+    }
+    messages.push(...prefill);
+    if (systems.length > 0 || moved.length > 0) {
       const own = request.body.system;
       const ownBlocks = own === undefined ? [] : typeof own === 'string' ? (own === '' ? [] : [{ type: 'text', text: own }]) : Array.isArray(own) ? own : [];
-      const added = systems.flatMap((m) => m.blocks.flatMap((b) => (b.type === 'text' && b.text !== '' ? [{ type: 'text', text: b.text }] : [])));
+      const generated = systems.flatMap((m) => m.blocks.flatMap((b) => (b.type === 'text' && b.text !== '' ? [{ type: 'text', text: b.text }] : [])));
+      const added = [...generated, ...moved];
       fields.system = [...ownBlocks, ...added];
     }
   }
