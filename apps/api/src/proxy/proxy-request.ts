@@ -29,7 +29,11 @@ function invalid(problems: readonly FieldProblem[]): ProxyError {
 export class ProxyRequest {
   /** How many messages the body holds. */
   readonly messageCount: number;
-  /** OpenAI system/developer messages before the first turn (Anthropic sends `system` apart: 0). */
+  /**
+   * OpenAI system/developer messages before the first turn (Anthropic sends `system` apart: 0).
+   * Anthropic `role: "system"` entries of `messages` are not leading: they are mid-conversation
+   * system messages, part of the conversation, recorded and forwarded in place.
+   */
   readonly leading: number;
   /** The index after the conversation: a trailing assistant message (a prefill) is forwarded after the context, not recorded. */
   readonly end: number;
