@@ -11,6 +11,7 @@ import {
   parseAnthropicMessages,
   parseOpenAIMessages,
   PolicyInput,
+  recalibrated,
   referencedForeignToolUseIds,
   SessionMessage,
   validateSequence,
@@ -102,7 +103,8 @@ interface Candidate {
 /** What hears of the end of an upstream answer: the assembled message of a complete 2xx answer (else undefined). */
 interface AnswerHandler {
   stream: boolean;
-  onEnd(message: Record<string, unknown> | undefined, status: number, clientGone: boolean): void;
+  /** `inputTokens`: the prompt tokens the upstream reported for the request, when it did. */
+  onEnd(message: Record<string, unknown> | undefined, status: number, clientGone: boolean, inputTokens?: number): void;
 }
 
 function hasTools(request: ProxyRequest): boolean {
@@ -286,6 +288,8 @@ export class ProxyService implements OnModuleDestroy {
         const stored = resolved.stored?.leadingDone ? resolved.stored : await this.store.load(resolved.session);
         timing.mark('history');
         const limits = await this.limits(resolved.session, request, stored.leadingSystemTokens);
+        // An existing session remembers the request's limits at once; a new one (or a fork) once it is stored, below.
+        if (!resolved.pending) this.rememberLimits(resolved.session, request, limits);
         const context = await this.contexts.proxyContext(resolved.session, provider, limits, resolved.pending?.messages);
         timing.mark('context');
         const payload = forwardBody({
@@ -317,7 +321,11 @@ export class ProxyService implements OnModuleDestroy {
           ...(context.fallback ? { 'x-compactor-fallback': 'applied' } : {}),
           ...(resolved.forkedFrom ? { 'x-compactor-forked-from': resolved.forkedFrom } : {}),
         };
-        await this.relay(provider, res, exchange, headers, target && this.recorder(provider, lockKey, auth.tenantId, request.stream, target));
+        if (resolved.pending && target) void target.then((into) => into && this.rememberLimits(into.session, request, limits));
+        // What we estimated the upstream would count for this request: the context, what the request adds, its tool schemas.
+        const estimated = context.tokens + context.continuationTokens + (limits.extraTokens ?? 0) + (limits.toolSchemaTokens ?? 0);
+        const calibrate = (session: SessionRecord, reported: number | undefined) => this.recalibrate(session, estimated, reported);
+        await this.relay(provider, res, exchange, headers, target && this.recorder(provider, lockKey, auth.tenantId, request.stream, target, calibrate));
       } finally {
         // Refused by Compactor (422 budget_too_small, 400) or not answered (502, 504): nothing is stored, the lock is released.
         resolved.pending?.release.settle(undefined);
@@ -409,7 +417,7 @@ export class ProxyService implements OnModuleDestroy {
     const assembler = answer && status >= 200 && status < 300 ? answerAssembler(provider, answer.stream) : undefined;
     return new Promise<void>((resolve) => {
       if (assembler) upstream.on('data', (chunk: Buffer) => assembler.push(chunk));
-      upstream.on('end', () => answer?.onEnd(assembler?.message(), status, res.destroyed));
+      upstream.on('end', () => answer?.onEnd(assembler?.message(), status, res.destroyed, assembler?.inputTokens()));
       upstream.on('error', () => undefined);
       upstream.on('close', () => {
         // Cut short (reset, or our timeout between two chunks): the client's answer is cut short too.
@@ -427,17 +435,39 @@ export class ProxyService implements OnModuleDestroy {
    * Records a complete 2xx answer in the session its request's messages went to, queued on the conversation's lock
    * before the client sees the end, so the conversation's next request finds it stored.
    */
-  private recorder(provider: ProxyProvider, lockKey: string, tenantId: string, stream: boolean, target: Promise<Committed | undefined>): AnswerHandler {
+  private recorder(
+    provider: ProxyProvider,
+    lockKey: string,
+    tenantId: string,
+    stream: boolean,
+    target: Promise<Committed | undefined>,
+    calibrate?: (session: SessionRecord, reported: number | undefined) => void,
+  ): AnswerHandler {
     return {
       stream,
-      onEnd: (message, _status, clientGone) => {
+      onEnd: (message, _status, clientGone, inputTokens) => {
         if (!message || clientGone) return;
         void this.locks.run(lockKey, async () => {
           const into = await target;
-          if (into) await this.record(tenantId, into, provider, message);
+          if (!into) return;
+          await this.record(tenantId, into, provider, message);
+          calibrate?.(into.session, inputTokens);
         });
       },
     };
+  }
+
+  /**
+   * SPEC.md "Budget": the proxy recalibrates a session from the upstream's reported prompt tokens, so the budget follows the
+   * provider's own count (our estimates for approximate tokenizers drift). Written only when it moved by 2% or more.
+   */
+  private recalibrate(session: SessionRecord, estimated: number, reported: number | undefined): void {
+    if (reported === undefined) return;
+    const next = recalibrated(session.calibration, estimated, reported, resolveModel(session.model).spec.accuracy === 'exact');
+    if (next === undefined) return;
+    this.sessions.recalibrate(session.id, next).catch((error: unknown) => {
+      this.logger.warn({ sessionId: session.externalId, reason: error instanceof Error ? error.message : String(error) }, 'proxy: calibration not stored');
+    });
   }
 
   private async record(tenantId: string, into: Committed, provider: ProxyProvider, message: Record<string, unknown>): Promise<void> {
@@ -846,6 +876,19 @@ export class ProxyService implements OnModuleDestroy {
       toolSchemaTokens: await this.toolTokens(spec, request),
       extraTokens: systemTokens - storedSystemTokens + prefillTokens,
     };
+  }
+
+  /**
+   * The session remembers its requests' max_tokens and tool-schema tokens (SPEC.md "Budget"), so the worker compacts to
+   * the budget the next request will have. Written only when they changed, off the request's path.
+   */
+  private rememberLimits(session: SessionRecord, request: ProxyRequest, limits: ContextLimits): void {
+    const maxTokens = request.maxTokens ?? null;
+    const toolSchemaTokens = limits.toolSchemaTokens ?? 0;
+    if ((maxTokens === null || session.requestMaxTokens === maxTokens) && session.toolSchemaTokens === toolSchemaTokens) return;
+    this.sessions.recordRequestLimits(session.id, { maxTokens, toolSchemaTokens }).catch((error: unknown) => {
+      this.logger.warn({ sessionId: session.externalId, reason: error instanceof Error ? error.message : String(error) }, 'proxy: request limits not remembered');
+    });
   }
 
   private async toolTokens(spec: ModelSpec, request: ProxyRequest): Promise<number> {

@@ -113,6 +113,10 @@ describe('budget (SPEC.md "Budget")', () => {
       expect(recalibrated(1, 1_000, 100_000)).toBe(1.25);
       expect(recalibrated(1, 10_000, 1)).toBe(0.9);
       expect(recalibrated(1, 0, 100)).toBeUndefined();
+      // Exact counts (the model's own tokenizer) only ever shrink the budget.
+      expect(recalibrated(1, 10_000, 1, true)).toBeUndefined();
+      expect(recalibrated(1.2, 10_000, 1, true)).toBe(1.1);
+      expect(recalibrated(1, 10_000, 12_000, true)).toBe(1.1);
       // Converges on a steady ratio, then stops writing.
       let c = 1;
       for (let i = 0; i < 20; i++) c = recalibrated(c, 10_000, 13_000) ?? c;

@@ -161,11 +161,14 @@ export function compactionDue(contextTokens: number, threshold: number, holdToke
 /**
  * The proxy's recalibration (SPEC.md "Budget"): the upstream's reported prompt tokens over our
  * estimate of the same request, averaged with what the session had (half each), within
- * CALIBRATION_RANGE. Undefined when the change is under 2%: the stored value, and so the budget
- * and the forwarded prefix, stay put.
+ * CALIBRATION_RANGE. `exact`: our counts use the model's own tokenizer, so a lower report (a
+ * server that counts cached or trimmed parts differently) never grows the budget past them; only
+ * what we miss (tool-schema framing, per-message overhead) shrinks it. Undefined when the change
+ * is under 2%: the stored value, and so the budget and the forwarded prefix, stay put.
  */
-export function recalibrated(current: number, estimatedTokens: number, reportedTokens: number): number | undefined {
+export function recalibrated(current: number, estimatedTokens: number, reportedTokens: number, exact = false): number | undefined {
   if (!(estimatedTokens > 0) || !(reportedTokens > 0)) return undefined;
-  const next = clampCalibration(Math.round(((clampCalibration(current) + clampCalibration(reportedTokens / estimatedTokens)) / 2) * 1_000) / 1_000);
+  const ratio = clampCalibration(reportedTokens / estimatedTokens);
+  const next = clampCalibration(Math.round(((clampCalibration(current) + (exact ? Math.max(1, ratio) : ratio)) / 2) * 1_000) / 1_000);
   return Math.abs(next - current) >= 0.02 ? next : undefined;
 }
