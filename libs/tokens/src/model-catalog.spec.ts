@@ -44,6 +44,8 @@ describe('resolveModel', () => {
     // Families by pattern: versions newer than the catalog keep their own id and take the tier's latest entry
     ['claude-opus-4-8', 'claude-opus-4-8'],
     ['claude-opus-4-8-20261015', 'claude-opus-4-8'],
+    ['claude-opus-5-5', 'claude-opus-5-5'],
+    ['claude-opus-5-7', 'claude-opus-5-7'],
     ['claude-sonnet-5', 'claude-sonnet-5'],
     ['claude-sonnet-5-latest', 'claude-sonnet-5'],
     ['claude-haiku-4-6', 'claude-haiku-4-6'],
@@ -205,13 +207,17 @@ describe('MODEL_CATALOG', () => {
   });
 
   it('resolves newer versions of a family from the nearest earlier catalog entry of the same tier, with no warning', () => {
-    const opus = resolveModel('claude-opus-4-8');
+    // Claude Code 2.1's models have a native 1M window.
+    expect(resolveModel('claude-opus-4-8').spec).toMatchObject({ id: 'claude-opus-4-8', contextWindow: 1_000_000, defaultOutputReserve: 128_000 });
+    expect(resolveModel('claude-opus-5-5-20261001').spec.id).toBe('claude-opus-5-5');
+    const opus = resolveModel('claude-opus-5-9');
     expect(opus.known).toBe(true);
     expect(opus.warning).toBeUndefined();
-    expect(opus.spec).toMatchObject({ provider: 'anthropic', contextWindow: 200_000, prices: resolveModel('claude-opus-4-5').spec.prices });
+    expect(opus.spec).toMatchObject({ id: 'claude-opus-5-9', provider: 'anthropic', contextWindow: 1_000_000, prices: resolveModel('claude-opus-5-5').spec.prices });
     // Not the 4.0 entry its prefix would have matched.
-    expect(opus.spec.prices).not.toEqual(resolveModel('claude-opus-4').spec.prices);
-    expect(resolveModel('claude-sonnet-5').spec).toMatchObject({ contextWindow: 200_000, prices: resolveModel('claude-sonnet-4-5').spec.prices });
+    expect(resolveModel('claude-opus-4-9').spec.contextWindow).toBe(1_000_000);
+    expect(resolveModel('claude-sonnet-6').spec).toMatchObject({ contextWindow: 1_000_000, prices: resolveModel('claude-sonnet-5').spec.prices });
+    expect(resolveModel('claude-haiku-4-6').spec).toMatchObject({ contextWindow: 200_000, prices: resolveModel('claude-haiku-4-5').spec.prices });
     expect(resolveModel('gpt-5.2').spec).toMatchObject({ provider: 'openai', encoding: 'o200k_base', contextWindow: 400_000 });
     expect(resolveModel('gpt-5.4-mini').spec.prices).toEqual(resolveModel('gpt-5-mini').spec.prices);
     // A tier the catalog has no earlier version of, and names outside every family, stay unknown.

@@ -70,6 +70,14 @@ function claude(id: string, defaultOutputReserve: number, price: ModelPrices, si
   };
 }
 
+/**
+ * Claude models with a native 1M window. Windows and maximum outputs as Claude Code 2.1.332's own
+ * model table lists them (the CLI the proxy is tested with); prices: the tier's latest published ones.
+ */
+function claude1m(id: string, maxOutput: number, price: ModelPrices, sizeTier: ModelSizeTier): ModelSpec {
+  return { ...claude(id, maxOutput, price, sizeTier), contextWindow: 1_000_000 };
+}
+
 /** Gemini's 256k SentencePiece vocabulary is close to o200k: × 1.05 plus a 10% margin. */
 function gemini(
   id: string,
@@ -127,6 +135,13 @@ const HOSTED_MODELS: ModelSpec[] = [
   openai('gpt-3.5-turbo', 'gpt-3.5', 'cl100k_base', 16_385, 4_096, prices(0.5, 1.5), 'medium'),
 
   // Anthropic: canonical ids are the API aliases; dated ids match by prefix.
+  claude1m('claude-opus-5-5', 128_000, prices(5, 25), 'frontier'),
+  claude1m('claude-opus-5', 128_000, prices(5, 25), 'frontier'),
+  claude1m('claude-sonnet-5', 128_000, prices(3, 15), 'frontier'),
+  claude1m('claude-opus-4-8', 128_000, prices(5, 25), 'frontier'),
+  claude1m('claude-opus-4-7', 128_000, prices(5, 25), 'frontier'),
+  claude1m('claude-opus-4-6', 128_000, prices(5, 25), 'frontier'),
+  claude1m('claude-sonnet-4-6', 128_000, prices(3, 15), 'frontier'),
   claude('claude-opus-4-5', 16_384, prices(5, 25), 'frontier'),
   claude('claude-sonnet-4-5', 16_384, prices(3, 15), 'frontier'),
   claude('claude-haiku-4-5', 16_384, prices(1, 5), 'medium'),
