@@ -169,7 +169,7 @@ export class AppendService {
         );
         if (checked.errors.length > 0) throw new ValidationFailed(checked.errors);
         const added = tokens.reduce((a, b) => a + b, 0);
-        const systemAdded = messages.reduce((sum, m, i) => sum + (m.role === 'system' ? tokens[i] : 0), 0);
+        const systemAdded = messages.reduce((sum, m, i) => sum + (m.role === 'system' && !m.inConversation ? tokens[i] : 0), 0);
         const usage = sessionUsage(
           { ...session, ...(requestLimits?.maxTokens !== undefined ? { requestMaxTokens: requestLimits.maxTokens } : {}), ...(toolSchemaTokens !== undefined ? { toolSchemaTokens } : {}) },
           session.contextTokens + added,

@@ -121,6 +121,18 @@ describe('one budget, over HTTP with a worker', () => {
     expect(bad.body.error.message).toContain('maxTokens');
   });
 
+  it("a system message inside the conversation (Claude Code's) is conversation: it does not shrink the available budget as the system prompt does", async () => {
+    const base = { format: 'anthropic', model: 'claude-opus-4-8', contextWindow: 100_000, policy: 'checkpoint-aging', system: 'You are a coding agent.' };
+    const env = { role: 'system', content: [{ type: 'text', text: `# Environment\n${'Working directory: /repo; platform linux; '.repeat(40)}` }] };
+    const plain = await http().post('/v1/sessions/budget-sys-plain/messages').set(auth()).send({ ...base, messages: [{ role: 'user', content: 'hi' }] }).expect(201);
+    const withEnv = await http().post('/v1/sessions/budget-sys-env/messages').set(auth()).send({ ...base, messages: [{ role: 'user', content: 'hi' }, env] }).expect(201);
+    expect(withEnv.body.usage.contextTokens).toBeGreaterThan(plain.body.usage.contextTokens + 300);
+    expect(withEnv.body.usage.available).toBe(plain.body.usage.available);
+    // A second top-level system prompt (REST) still counts as system prompt.
+    const second = await http().post('/v1/sessions/budget-sys-plain/messages').set(auth()).send({ format: 'anthropic', system: 'Be brief.', messages: [{ role: 'assistant', content: 'ok' }] }).expect(201);
+    expect(second.body.usage.available).toBeLessThan(plain.body.usage.available);
+  });
+
   it('a 422 budget_too_small says what used the budget', async () => {
     await http()
       .post('/v1/sessions/budget-422/messages')

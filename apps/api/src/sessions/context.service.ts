@@ -194,7 +194,7 @@ export class ContextService {
     const recounted = changed.length > 0 ? await this.counter.count(changed, resolveModel(session.model).spec) : [];
     const recountOf = new Map(changed.map((m, i) => [m, recounted[i]]));
     const counted: SessionMessage[] = validMessages.map((m, k) => ({ seq: assembled[sources[k]].seq, message: m, tokens: storedTokens.get(m) ?? recountOf.get(m) ?? 0 }));
-    const systemTokens = counted.reduce((n, m) => n + (m.message.role === 'system' ? m.tokens : 0), 0);
+    const systemTokens = counted.reduce((n, m) => n + (m.message.role === 'system' && !m.message.inConversation ? m.tokens : 0), 0);
     // The proxy knows the request's max_tokens and tool schemas (SPEC.md "Budget").
     // One budget (SPEC.md "Budget"): a REST read uses what the session remembers of its requests, the proxy its request's own limits.
     const computed = sessionBudget({ ...session, systemTokens }, limits);

@@ -70,14 +70,13 @@ export class SessionUpdateService {
     for (;;) {
       const page = await this.messages.forContext(sessionId, after, undefined, RECOUNT_PAGE);
       if (page.length === 0) break;
-      const counts = await this.counter.count(
-        page.map(canonicalOf),
-        spec,
-      );
+      const canonical = page.map(canonicalOf);
+      const counts = await this.counter.count(canonical, spec);
       await this.messages.setTokens(sessionId, page.map((m, i) => ({ seq: m.seq, tokens: counts[i] })));
-      page.forEach((m, i) => {
+      canonical.forEach((m, i) => {
         history += counts[i];
-        if (m.role === 'system') system += counts[i];
+        // A system message inside the conversation (Claude Code's) is conversation, not the system prompt.
+        if (m.role === 'system' && !m.inConversation) system += counts[i];
       });
       after = page[page.length - 1].seq;
     }
