@@ -84,6 +84,32 @@ describe('the proxy and the one budget', () => {
     expect((await http().get(`/v1/sessions/${id}`).set(auth()).expect(200)).body.forks).toEqual([]);
   });
 
+  it('counts what it forwards once: the stored counts are what a REST append of the same messages gives', async () => {
+    const id = uid('pb-counts');
+    const messages: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'Fix the failing test in src/app.ts' },
+      { role: 'assistant', content: [{ type: 'text', text: 'Reading it.' }, { type: 'tool_use', id: 'toolu_01', name: 'Read', input: { file_path: 'src/app.ts', limit: 40 } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_01', content: 'export const answer = 41;\n'.repeat(30) }] },
+    ];
+    const system = 'You are a careful coding agent.';
+    const first = await anthropic(id).messages.create({ model: 'claude-opus-4-5', max_tokens: 4_000, system, tools: TOOLS, messages });
+    const next: Anthropic.MessageParam[] = [
+      { role: 'assistant', content: first.content },
+      { role: 'user', content: [{ type: 'text', text: 'Now run the tests and tell me which fail. '.repeat(10) }] },
+    ];
+    await anthropic(id).messages.create({ model: 'claude-opus-4-5', max_tokens: 4_000, system, tools: TOOLS, messages: [...messages, ...next] });
+    const proxied = await pollUntil(async () => {
+      const res = await http().get(`/v1/sessions/${id}/messages`).set(auth());
+      return res.status === 200 && res.body.messages.length === 7 ? (res.body.messages as Array<{ seq: number; tokens: number }>) : undefined;
+    }, { timeoutMs: 5_000, what: 'the stored conversation' });
+    const rest = uid('pb-counts-rest');
+    await http().post(`/v1/sessions/${rest}/messages`).set(auth()).send({ format: 'anthropic', model: 'claude-opus-4-5', system, messages }).expect(201);
+    await http().post(`/v1/sessions/${rest}/messages`).set(auth()).send({ format: 'anthropic', messages: next }).expect(201);
+    const appended = (await http().get(`/v1/sessions/${rest}/messages`).set(auth()).expect(200)).body.messages as Array<{ seq: number; tokens: number }>;
+    // The first request's conversation and the second's new turn; the recorded answers (5 and 7) are counted by the append itself.
+    expect([1, 2, 3, 4, 6].map((seq) => proxied.find((m) => m.seq === seq)?.tokens)).toEqual([1, 2, 3, 4, 6].map((seq) => appended.find((m) => m.seq === seq)?.tokens));
+  });
+
   it("recalibrates the budget from the upstream's reported prompt tokens, half way each time, within bounds", async () => {
     const id = uid('pb-calibration');
     const client = anthropic(id);

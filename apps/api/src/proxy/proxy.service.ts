@@ -24,7 +24,7 @@ import type { Request, Response } from 'express';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { LOGGER } from '../logging/logger';
-import { AppendService, HistoryMoved } from '../sessions/append.service';
+import { AppendOptions, AppendService, HistoryMoved } from '../sessions/append.service';
 import { MAX_MESSAGES_PER_APPEND } from '../sessions/append.dto';
 import { ContextLimits, ContextService } from '../sessions/context.service';
 import { policyJson, resolveSessionConfig, sessionPolicy } from '../sessions/session-config';
@@ -42,6 +42,9 @@ import { storedForm } from './stored-form';
 import { clientHeaders, UpstreamClient, UpstreamExchange, upstreamHeaders } from './upstream';
 
 /** Where a request's new messages went once stored: the answer is recorded after `afterSeq` in `session`. */
+/** Token counts the proxy made before forwarding, for the request's last messages, with the model they were counted for. */
+type Precounted = NonNullable<AppendOptions['precounted']>;
+
 interface Committed {
   session: SessionRecord;
   afterSeq: number;
@@ -623,8 +626,8 @@ export class ProxyService implements OnModuleDestroy {
     if (match.kind === 'behind') return { session, throughSeq: match.matchedThroughSeq, seqOf: match.seqOf, stored };
     if (session.lastSeq === 0) {
       // A session created empty (POST /v1/sessions with its own window or policy): it takes the system prompt too.
-      return this.pendingConversation(session, request, keys, async () => {
-        const appended = await this.appendConversation(tenantId, session.externalId, request, { expectLastSeq: 0, session });
+      return this.pendingConversation(session, request, keys, async (precounted) => {
+        const appended = await this.appendConversation(tenantId, session.externalId, request, { expectLastSeq: 0, session, precounted });
         return { session: appended.session, afterSeq: appended.session.lastSeq };
       });
     }
@@ -657,7 +660,11 @@ export class ProxyService implements OnModuleDestroy {
     const messages = fresh.map((message, j) => ({ seq: session.lastSeq + 1 + j, message: storedForm(message), tokens: tokens[j] }));
     const seqOf = match.seqOf.map((seq, k) => (k >= match.newFrom ? session.lastSeq + 1 + (k - match.newFrom) : seq));
     const pending = this.pendingWrite(messages, session.externalId, async () => {
-      const done = await this.appendAll(tenantId, session.externalId, request.provider, request.rawSlice(start, request.end), { expectLastSeq: session.lastSeq, session });
+      const done = await this.appendAll(tenantId, session.externalId, request.provider, request.rawSlice(start, request.end), {
+        expectLastSeq: session.lastSeq,
+        session,
+        precounted: { model: session.model, tokens },
+      });
       this.store.extend(session.id, session.lastSeq, keys.slice(match.newFrom));
       return { session: done.session, afterSeq: done.session.lastSeq };
     });
@@ -668,7 +675,7 @@ export class ProxyService implements OnModuleDestroy {
    * A whole conversation for a session that holds none yet (`target`: a session to create, or one created empty),
    * checked as the append path will check it and forwarded at the seqs it will get; `write` stores it.
    */
-  private async pendingConversation(target: SessionRecord, request: ProxyRequest, keys: MessageKeys[], write: () => Promise<Committed>): Promise<Resolution> {
+  private async pendingConversation(target: SessionRecord, request: ProxyRequest, keys: MessageKeys[], write: (precounted: Precounted) => Promise<Committed>): Promise<Resolution> {
     const all = Array.from({ length: request.end }, (_, i) => request.message(i));
     const checked = validateSequence({ lastRole: target.lastRole, openToolUseIds: target.openToolUseIds, seenToolUseIds: new Set() }, all, 'messages');
     if (checked.errors.length > 0) throw new ValidationFailed(checked.errors);
@@ -682,7 +689,8 @@ export class ProxyService implements OnModuleDestroy {
       seqOf: keys.map((_, k) => first + k),
       // The request's own system prompt goes first in the forwarded body; nothing is stored before it.
       stored: { throughSeq: 0, leadingSystemSeqs: [], leadingSystemTokens: 0, leadingDone: true, keys: [] },
-      pending: this.pendingWrite(messages, target.externalId, write),
+      // The counts made here are the append's too: the write does not count the conversation again.
+      pending: this.pendingWrite(messages, target.externalId, () => write({ model: target.model, tokens })),
     };
   }
 
@@ -705,8 +713,8 @@ export class ProxyService implements OnModuleDestroy {
   private create(tenantId: string, externalId: string, request: ProxyRequest, keys: MessageKeys[], policy: PolicyInput | undefined): Promise<Resolution> {
     const config = resolveSessionConfig({ model: request.model, policy });
     const target = transientSession(tenantId, externalId, { model: config.model, contextWindow: config.contextWindow, outputReserve: config.outputReserve, policy: policyJson(config.policy) });
-    return this.pendingConversation(target, request, keys, async () => {
-      const appended = await this.appendConversation(tenantId, externalId, request, { expectLastSeq: 0, session: null, model: request.model, policy });
+    return this.pendingConversation(target, request, keys, async (precounted) => {
+      const appended = await this.appendConversation(tenantId, externalId, request, { expectLastSeq: 0, session: null, model: request.model, policy, precounted });
       return { session: appended.session, afterSeq: appended.session.lastSeq };
     });
   }
@@ -727,14 +735,14 @@ export class ProxyService implements OnModuleDestroy {
   ): Promise<Resolution> {
     const config = resolveSessionConfig({ model: request.model, policy: policy ?? sessionPolicy(oneShot) });
     const target = transientSession(tenantId, requestedId, { model: config.model, contextWindow: config.contextWindow, outputReserve: config.outputReserve, policy: policyJson(config.policy) });
-    return this.pendingConversation(target, request, keys, async () => {
+    return this.pendingConversation(target, request, keys, async (precounted) => {
       let sideId: string | undefined;
       for (let n = 1; !sideId && n <= MAX_FORKS; n++) if (await this.sessions.rename(oneShot.id, familyName(requestedId, 'side', n))) sideId = familyName(requestedId, 'side', n);
       if (!sideId) throw new ProxyError(409, 'too_many_side_sessions', `Compactor proxy: session '${requestedId}' already has ${MAX_FORKS} side sessions`);
       if (this.renamed.size >= MAX_REDIRECTS) this.renamed.delete(this.renamed.keys().next().value as string);
       this.renamed.set(oneShot.id, sideId);
       this.remember(lockKey, requestedId, requestedId);
-      const appended = await this.appendConversation(tenantId, requestedId, request, { expectLastSeq: 0, session: null, model: request.model, policy: config.policy });
+      const appended = await this.appendConversation(tenantId, requestedId, request, { expectLastSeq: 0, session: null, model: request.model, policy: config.policy, precounted });
       const data = { sessionId: requestedId, sideSessionId: sideId, model: oneShot.model };
       const sideEvent = await this.compactions.event(oneShot.id, tenantId, 'side-request', `Moved aside to ${sideId}: a one-shot request without tools, not the conversation; ${requestedId} now holds the conversation`, data);
       const mainEvent = await this.compactions.event(appended.session.id, tenantId, 'side-request', `A one-shot request without tools that came first under this name moved to ${sideId}`, data);
@@ -766,12 +774,12 @@ export class ProxyService implements OnModuleDestroy {
     // The name is chosen now, for the response's headers; another API process taking it meanwhile moves it on.
     const planned = await freeName();
     const target = transientSession(tenantId, forkName(requestedId, planned), config);
-    const resolution = await this.pendingConversation(target, request, keys, async () => {
+    const resolution = await this.pendingConversation(target, request, keys, async (precounted) => {
       let created = await this.sessions.create(tenantId, target.externalId, config);
       for (let n = planned + 1; !created && n <= MAX_FORKS; n++) created = await this.sessions.create(tenantId, forkName(requestedId, n), config);
       if (!created) throw new ProxyError(409, 'too_many_forks', `Compactor proxy: session '${requestedId}' already has ${MAX_FORKS} forks`);
       await this.sessions.markForked(created.id, parent.id);
-      const appended = await this.appendConversation(tenantId, created.externalId, request, { expectLastSeq: 0, session: created });
+      const appended = await this.appendConversation(tenantId, created.externalId, request, { expectLastSeq: 0, session: created, precounted });
       const at = match.kind === 'diverged' && match.divergedAtSeq !== undefined ? `message ${match.divergedAtSeq}` : `the end of its ${parent.lastSeq} messages`;
       const data = { parentSessionId: parent.externalId, forkSessionId: created.externalId, divergedAtSeq: match.kind === 'diverged' ? (match.divergedAtSeq ?? null) : null };
       const parentEvent = await this.compactions.event(parent.id, tenantId, 'session-forked', `Forked into ${created.externalId}: the client's history diverged at ${at}`, data);
@@ -789,7 +797,7 @@ export class ProxyService implements OnModuleDestroy {
     tenantId: string,
     externalId: string,
     request: ProxyRequest,
-    options: { expectLastSeq: number; session: SessionRecord | null; model?: string; policy?: PolicyInput },
+    options: { expectLastSeq: number; session: SessionRecord | null; model?: string; policy?: PolicyInput; precounted?: Precounted },
   ): Promise<{ firstSeq: number; session: SessionRecord; conversationFirstSeq: number }> {
     // OpenAI's system messages are messages; Anthropic's system prompt goes as the append's `system`.
     const rows = request.rawSlice(0, request.end);
@@ -805,7 +813,7 @@ export class ProxyService implements OnModuleDestroy {
     externalId: string,
     provider: ProxyProvider,
     rows: unknown[],
-    options: { expectLastSeq: number; session: SessionRecord | null; model?: string; policy?: PolicyInput; system?: unknown },
+    options: { expectLastSeq: number; session: SessionRecord | null; model?: string; policy?: PolicyInput; system?: unknown; precounted?: Precounted },
   ): Promise<{ firstSeq: number; session: SessionRecord }> {
     let session = options.session;
     let firstSeq: number | undefined;
@@ -822,7 +830,13 @@ export class ProxyService implements OnModuleDestroy {
           ...(first && options.policy ? { policy: options.policy } : {}),
         },
         undefined,
-        { expectLastSeq: session?.lastSeq ?? options.expectLastSeq, session, onAppended: (s) => (session = s) },
+        {
+          expectLastSeq: session?.lastSeq ?? options.expectLastSeq,
+          session,
+          onAppended: (s) => (session = s),
+          // Counts made before forwarding cover the request's last messages; they hold when the append is one batch.
+          ...(options.precounted && rows.length <= MAX_MESSAGES_PER_APPEND ? { precounted: options.precounted } : {}),
+        },
       );
       firstSeq ??= response.firstSeq;
     }

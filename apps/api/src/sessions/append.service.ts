@@ -95,6 +95,11 @@ export interface AppendOptions {
   expectSessionId?: string;
   /** Called with the session row as the append left it. */
   onAppended?: (session: SessionRecord) => void;
+  /**
+   * Token counts already made for the append's last messages (the proxy counts a request's new messages before it
+   * forwards them), with the model they were counted for: used when the session's model is that one, not counted again.
+   */
+  precounted?: { model: string; tokens: number[] };
 }
 
 /** Tool schemas counted the way the proxy counts a request's `tools`: their JSON as one system text. */
@@ -118,6 +123,14 @@ export class AppendService {
     private readonly events: EventRepository,
   ) {}
 
+  /** Counts the messages, taking the precounted last ones as they are when they were counted for this model. */
+  private async countWith(messages: CanonicalMessage[], model: string, precounted: AppendOptions['precounted']): Promise<number[]> {
+    const known = precounted && precounted.model === model && precounted.tokens.length <= messages.length ? precounted.tokens : [];
+    const rest = messages.slice(0, messages.length - known.length);
+    const counted = rest.length > 0 ? await this.counter.count(rest, resolveModel(model).spec) : [];
+    return [...counted, ...known];
+  }
+
   async append(tenantId: string, externalId: string, body: AppendBody, idempotencyKey?: string, options: AppendOptions = {}): Promise<AppendMessagesResponse> {
     const existing = options.session !== undefined ? options.session : await this.sessions.find(tenantId, externalId);
     // Messages both providers read alike take the session's previous shape: looked up only for those.
@@ -133,7 +146,7 @@ export class AppendService {
 
     // Counting is the expensive part: done before the transaction, big texts off the request thread.
     let countedFor = existing?.model ?? config.model;
-    let tokens = await this.counter.count(messages, resolveModel(countedFor).spec);
+    let tokens = await this.countWith(messages, countedFor, options.precounted);
     // The request limits the client says its model requests carry (SPEC.md "Budget"), remembered on the session.
     const toolsOf = async (model: string) => (body.tools === undefined ? undefined : body.tools.length === 0 ? 0 : (await this.counter.count([toolSchemaMessage(body.tools)], resolveModel(model).spec))[0]);
     let toolSchemaTokens = await toolsOf(countedFor);
@@ -155,7 +168,7 @@ export class AppendService {
         if (session.model !== countedFor) {
           // The model changed between the read and the lock (a concurrent PATCH): count again for it.
           countedFor = session.model;
-          tokens = await this.counter.count(messages, resolveModel(countedFor).spec);
+          tokens = await this.countWith(messages, countedFor, options.precounted);
           toolSchemaTokens = await toolsOf(countedFor);
           if (requestLimits) requestLimits.toolSchemaTokens = toolSchemaTokens;
         }
