@@ -108,6 +108,16 @@ describe('TokenCountPool', () => {
     expect(ticks).toBe(0);
   });
 
+  it('offThread: even short texts are counted on the workers, the calling thread stays free', async () => {
+    const texts = Array.from({ length: 40 }, (_, i) => agentText(2_000, 20 + i));
+    const { result, ticks } = await ticksWhile(() => shared.count(texts, gpt4o, { offThread: true }));
+    expect(result).toEqual(texts.map((text) => countTextSync(text, 'o200k_base')));
+    expect(ticks).toBeGreaterThan(0);
+    // The same texts inline: the call finishes before the event loop turns.
+    const inline = pool({ inlineBelowChars: 1024 * 1024 + 1 });
+    expect((await ticksWhile(() => inline.count(texts.slice(0, 4), gpt4o))).ticks).toBe(0);
+  });
+
   it('rejects the call of a worker that crashes, and replaces the worker', async () => {
     const crashing = new PoolWithCrashingWorker(
       "require('node:worker_threads').parentPort.on('message', () => { throw new Error('boom'); });",

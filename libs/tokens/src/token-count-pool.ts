@@ -94,7 +94,7 @@ export class TokenCountPool {
    * margin are not applied (see `combineCounts`). Rejects if a worker fails or the pool
    * is closed.
    */
-  async count(texts: string[], spec: ModelSpec): Promise<number[]> {
+  async count(texts: string[], spec: ModelSpec, options: { offThread?: boolean } = {}): Promise<number[]> {
     if (this.closed) throw new Error('TokenCountPool is closed');
     const encoding = spec.encoding;
     assertEncoding(encoding);
@@ -110,8 +110,15 @@ export class TokenCountPool {
       batchChars = 0;
     };
 
+    // Off the calling thread, the texts are shared out among the threads in batches of about equal size.
+    const offThreadBatchChars = options.offThread ? Math.max(4 * 1024, Math.ceil(texts.reduce((n, t) => n + t.length, 0) / this.threads)) : 0;
     texts.forEach((text, index) => {
-      if (text.length >= this.inlineBelowChars) {
+      if (options.offThread) {
+        // Nothing on the calling thread: a caller that counts while it does other work (the proxy forwarding a request).
+        batch.push(index);
+        batchChars += text.length;
+        if (batchChars >= offThreadBatchChars) flushBatch();
+      } else if (text.length >= this.inlineBelowChars) {
         pending.push(this.submitBatch([index], texts, encoding, counts));
       } else if (inlineChars + text.length <= this.inlineBudgetChars) {
         inlineChars += text.length;

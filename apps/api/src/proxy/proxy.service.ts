@@ -10,6 +10,7 @@ import {
   messageKeys,
   parseAnthropicMessages,
   parseOpenAIMessages,
+  ingestTransform,
   PolicyInput,
   recalibrated,
   referencedForeignToolUseIds,
@@ -42,6 +43,12 @@ import { storedForm } from './stored-form';
 import { clientHeaders, UpstreamClient, UpstreamExchange, upstreamHeaders } from './upstream';
 
 /** Where a request's new messages went once stored: the answer is recorded after `afterSeq` in `session`. */
+/** `context`'s tokens with each message that stood in at its upper bound (one of `bounded`) at its exact count instead. */
+function exactTokens(context: readonly SessionMessage[], bounded: readonly SessionMessage[], exact: readonly SessionMessage[]): number {
+  const exactOf = new Map(bounded.map((m, k) => [m.message, exact[k]?.tokens ?? m.tokens]));
+  return context.reduce((n, m) => n + (exactOf.get(m.message) ?? m.tokens), 0);
+}
+
 /** Token counts the proxy made before forwarding, for the request's last messages, with the model they were counted for. */
 type Precounted = NonNullable<AppendOptions['precounted']>;
 
@@ -74,7 +81,10 @@ class Settled<T> {
  * `release` settles with what became of them; the conversation's lock is held until then.
  */
 interface PendingWrite {
+  /** At their exact counts, or (while `exact` is counting) at upper bounds of them. */
   messages: SessionMessage[];
+  /** The same messages at their exact counts, when `messages` carries upper bounds. */
+  exact?: Promise<SessionMessage[]>;
   commit(): Promise<Committed | undefined>;
   release: Settled<Committed | undefined>;
 }
@@ -293,7 +303,14 @@ export class ProxyService implements OnModuleDestroy {
         const limits = await this.limits(resolved.session, request, stored.leadingSystemTokens);
         // An existing session remembers the request's limits at once; a new one (or a fork) once it is stored, below.
         if (!resolved.pending) this.rememberLimits(resolved.session, request, limits);
-        const context = await this.contexts.proxyContext(resolved.session, provider, limits, resolved.pending?.messages);
+        let context = await this.contexts.proxyContext(resolved.session, provider, limits, resolved.pending?.messages);
+        const pending = resolved.pending;
+        if (pending?.exact && context.fallback) {
+          // The upper bounds did not fit: the exact counts decide what is forwarded.
+          pending.messages = await pending.exact;
+          pending.exact = undefined;
+          context = await this.contexts.proxyContext(resolved.session, provider, limits, pending.messages);
+        }
         timing.mark('context');
         const payload = forwardBody({
           request,
@@ -307,6 +324,8 @@ export class ProxyService implements OnModuleDestroy {
         // What the proxy spent before the request went upstream, by stage (Server-Timing: clients and the benchmark see it).
         const serverTiming = timing.header();
         const exchange = await this.send(provider, upstream, req, path, payload);
+        // Counted while the request was forwarded: the context's tokens with the exact counts of the messages it holds.
+        const contextTokens = pending?.exact ? exactTokens(context.messages, pending.messages, await pending.exact.catch(() => pending.messages)) : context.tokens;
         // The request's new messages (a new session, a fork) are stored only once the upstream accepted the request: one it
         // refused, or that never got an answer, leaves the history as it was. The conversation's lock waits for the write.
         const status = exchange.response.statusCode ?? 502;
@@ -320,13 +339,13 @@ export class ProxyService implements OnModuleDestroy {
           'server-timing': serverTiming,
           'x-compactor-session': resolved.session.externalId,
           'x-compactor-context-version': String(context.contextVersion ?? 0),
-          'x-compactor-context-tokens': String(context.tokens + (limits.extraTokens ?? 0)),
+          'x-compactor-context-tokens': String(contextTokens + (limits.extraTokens ?? 0)),
           ...(context.fallback ? { 'x-compactor-fallback': 'applied' } : {}),
           ...(resolved.forkedFrom ? { 'x-compactor-forked-from': resolved.forkedFrom } : {}),
         };
         if (resolved.pending && target) void target.then((into) => into && this.rememberLimits(into.session, request, limits));
         // What we estimated the upstream would count for this request: the context, what the request adds, its tool schemas.
-        const estimated = context.tokens + context.continuationTokens + (limits.extraTokens ?? 0) + (limits.toolSchemaTokens ?? 0);
+        const estimated = contextTokens + context.continuationTokens + (limits.extraTokens ?? 0) + (limits.toolSchemaTokens ?? 0);
         const calibrate = (session: SessionRecord, reported: number | undefined) => this.recalibrate(session, estimated, reported);
         await this.relay(provider, res, exchange, headers, target && this.recorder(provider, lockKey, auth.tenantId, request.stream, target, calibrate));
       } finally {
@@ -682,15 +701,24 @@ export class ProxyService implements OnModuleDestroy {
     // Anthropic's system prompt is stored as one row before the conversation; OpenAI's leading system messages as theirs.
     const first = (request.provider === 'anthropic' ? (request.body.system !== undefined ? 1 : 0) : request.leading) + 1;
     const conversation = all.slice(request.leading);
-    const tokens = await this.counter.count(conversation, resolveModel(target.model).spec);
-    const messages = conversation.map((message, k) => ({ seq: first + k, message: storedForm(message), tokens: tokens[k] }));
+    // A whole conversation is counted on the pool's threads while the request is prepared and forwarded; meanwhile each
+    // message stands in at an upper bound of its count (its bytes), which decides nothing unless it would not fit.
+    // (A preset with a per-result step at ingest compares counts to choose its form: it gets the exact counts first.)
+    const spec = resolveModel(target.model).spec;
+    const lazy = ingestTransform(sessionPolicy(target)) === undefined;
+    const counting = this.counter.count(conversation, spec, { offThread: lazy });
+    counting.catch(() => undefined);
+    const bounds = lazy ? this.counter.upperBounds(conversation, spec) : await counting;
+    const messages = conversation.map((message, k) => ({ seq: first + k, message: storedForm(message), tokens: bounds[k] }));
+    const pending = this.pendingWrite(messages, target.externalId, async () => write({ model: target.model, tokens: await counting }));
+    if (lazy) pending.exact = counting.then((tokens) => messages.map((m, k) => ({ ...m, tokens: tokens[k] })));
     return {
       session: target,
       seqOf: keys.map((_, k) => first + k),
       // The request's own system prompt goes first in the forwarded body; nothing is stored before it.
       stored: { throughSeq: 0, leadingSystemSeqs: [], leadingSystemTokens: 0, leadingDone: true, keys: [] },
       // The counts made here are the append's too: the write does not count the conversation again.
-      pending: this.pendingWrite(messages, target.externalId, () => write({ model: target.model, tokens })),
+      pending,
     };
   }
 
