@@ -110,6 +110,34 @@ describe('the proxy and the one budget', () => {
     expect([1, 2, 3, 4, 6].map((seq) => proxied.find((m) => m.seq === seq)?.tokens)).toEqual([1, 2, 3, 4, 6].map((seq) => appended.find((m) => m.seq === seq)?.tokens));
   });
 
+  it("a first request that fits only by its exact count is forwarded whole: the byte bounds never decide a fallback", async () => {
+    const id = uid('pb-bounds');
+    // gpt-4o on a 4,096-token window: a 2,816-token budget. ~2,000 tokens of prose are ~9,000 bytes: over it by their bound.
+    await http().post('/v1/sessions').set(auth()).send({ id, model: 'gpt-4o', contextWindow: 4_096 }).expect(201);
+    const prose = 'The parser reads each line and keeps the last value it saw for every key. '.repeat(130);
+    const messages = [
+      { role: 'user', content: prose },
+      { role: 'assistant', content: 'Understood.' },
+      { role: 'user', content: 'Which value wins?' },
+    ];
+    const res = await fetch(`${base}/v1/proxy/openai/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test', 'x-compactor-key': key, 'x-compactor-session': id },
+      body: JSON.stringify({ model: 'gpt-4o', max_tokens: 500, messages }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-compactor-fallback')).toBeNull();
+    expect(Buffer.byteLength(JSON.stringify(messages))).toBeGreaterThan(2_816);
+    const forwarded = fake.requests.at(-1)!.body as { messages: Array<{ content: string }> };
+    expect(forwarded.messages.map((m) => m.content)).toEqual(messages.map((m) => m.content));
+    // The context tokens the response names are the exact counts the history stores.
+    const stored = await pollUntil(async () => {
+      const r = await http().get(`/v1/sessions/${id}/messages`).set(auth());
+      return r.status === 200 && r.body.messages.length === 4 ? (r.body.messages as Array<{ tokens: number }>) : undefined;
+    }, { timeoutMs: 5_000, what: 'the stored conversation' });
+    expect(Number(res.headers.get('x-compactor-context-tokens'))).toBe(stored.slice(0, 3).reduce((n, m) => n + m.tokens, 0));
+  });
+
   it("recalibrates the budget from the upstream's reported prompt tokens, half way each time, within bounds", async () => {
     const id = uid('pb-calibration');
     const client = anthropic(id);
