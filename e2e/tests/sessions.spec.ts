@@ -103,6 +103,8 @@ test('Sessions at 1280×800 and on a 390 px phone: no horizontal scroll, every r
   expect(await horizontalOverflow(page), 'horizontal overflow in px').toBe(0);
   // Cards: each cell is labelled by its column, the usage bar spans the card.
   const card = rows(page).first();
+  // The streamed rows can be in the DOM before React swaps them in for the loading state: wait until they show.
+  await expect(card).toBeVisible();
   const box = await card.boundingBox();
   expect(box?.width).toBeLessThanOrEqual(390);
   await expect(card.getByTestId('usage-bar')).toBeInViewport();
