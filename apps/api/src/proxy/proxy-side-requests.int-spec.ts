@@ -122,6 +122,24 @@ describe('side requests under the conversation header', () => {
     expect(await family(session)).toEqual([session, side]);
   });
 
+  it('a run with tools whose first answer called none is a conversation: a different run under its name forks from it, it is not moved aside', async () => {
+    const session = uid('cc-tools-first');
+    const client = anthropicClient(session);
+    const params = { model: 'claude-opus-4-5', max_tokens: 1024, system: SYSTEM, tools: TOOLS };
+    fake.enqueue({ text: 'The tests pass already.' });
+    await client.messages.create({ ...params, messages: [{ role: 'user', content: 'Run the tests' }] });
+    await historyOf(session, 3);
+    await pollUntil(async () => ((await http().get(`/v1/sessions/${session}`).set(auth()).expect(200)).body.budget.toolSchemaTokens > 0 ? true : undefined), {
+      what: 'the remembered tool schemas',
+      timeoutMs: 5_000,
+    });
+    fake.enqueue({ text: 'Reading it.' });
+    const other = await client.messages.create({ ...params, messages: [{ role: 'user', content: 'Refactor the parser' }] }).withResponse();
+    expect(other.response.headers.get('x-compactor-forked-from')).toBe(session);
+    expect(await family(session)).toEqual([session, `${session}:fork-1`]);
+    expect((await history(session)).length).toBe(3);
+  });
+
   it('(a) concurrently: the conversation arrives while the title request is still in flight; the title answer is recorded in the side session', async () => {
     const session = uid('cc-concurrent');
     const client = anthropicClient(session);

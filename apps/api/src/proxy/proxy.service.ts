@@ -618,7 +618,9 @@ export class ProxyService implements OnModuleDestroy {
     }
     const named = tried.get(requestedId);
     if (isOneShot(request)) return { session: named?.session ?? [...tried.values()][0].session, side: true, seqOf: [] };
-    if (named && hasTools(request) && isToolLessOneShot(named.stored)) return this.takeName(tenantId, requestedId, lockKey, named.session, request, keys, policy);
+    // A run whose requests carried tools (the session remembers their schemas) is a conversation, even when its only
+    // answer so far called none: a different run under its name forks from it instead of moving it aside.
+    if (named && hasTools(request) && isToolLessOneShot(named.stored) && named.session.toolSchemaTokens === 0) return this.takeName(tenantId, requestedId, lockKey, named.session, request, keys, policy);
     const closest = [...tried.values()].sort(
       (a, b) => (b.match.kind === 'diverged' ? b.match.commonBlocks : 0) - (a.match.kind === 'diverged' ? a.match.commonBlocks : 0),
     )[0];
