@@ -1,8 +1,8 @@
-import { FakeLlm, pollUntil, startFakeLlm } from '@compactor/testing';
+import { FakeLlm, pollUntil } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
-import { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { startTestApi, TestApi } from '../test-app';
+import { TestApi } from '../test-app';
+import { startProxyTestStack } from './proxy-test-stack';
 
 /**
  * What Claude Code 2.1 sends with its default model (claude-opus-4-8), end to end over real HTTP
@@ -20,10 +20,7 @@ let key: string;
 let base: string;
 
 beforeAll(async () => {
-  fake = await startFakeLlm({ apiKey: PROVIDER_KEY });
-  api = await startTestApi({ COMPACTOR_PROXY_ANTHROPIC_BASE_URL: fake.url, COMPACTOR_PROXY_OPENAI_BASE_URL: fake.url });
-  key = await api.tenantKey(['ingest', 'read']);
-  base = `http://127.0.0.1:${(api.app.getHttpServer().address() as AddressInfo).port}`;
+  ({ api, fake, key, base } = await startProxyTestStack({ fake: { apiKey: PROVIDER_KEY } }));
 }, 60_000);
 afterAll(async () => {
   await api?.close();

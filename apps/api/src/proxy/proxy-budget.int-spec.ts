@@ -1,10 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { FakeLlm, pollUntil, startFakeLlm } from '@compactor/testing';
-import { AddressInfo } from 'node:net';
+import { FakeLlm, pollUntil } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import OpenAI from 'openai';
 import request from 'supertest';
-import { startTestApi, TestApi } from '../test-app';
+import { TestApi } from '../test-app';
+import { startProxyTestStack } from './proxy-test-stack';
 
 /**
  * SPEC.md "Budget" through the proxy: the session remembers the max_tokens and tool schemas its
@@ -19,10 +19,7 @@ let base: string;
 let reported: number | undefined;
 
 beforeAll(async () => {
-  fake = await startFakeLlm({ respond: () => (reported === undefined ? undefined : { text: 'ok', usage: { inputTokens: reported, outputTokens: 2 } }) });
-  api = await startTestApi({ COMPACTOR_PROXY_ANTHROPIC_BASE_URL: fake.url, COMPACTOR_PROXY_OPENAI_BASE_URL: fake.url });
-  key = await api.tenantKey(['ingest', 'read']);
-  base = `http://127.0.0.1:${(api.app.getHttpServer().address() as AddressInfo).port}`;
+  ({ api, fake, key, base } = await startProxyTestStack({ fake: { respond: () => (reported === undefined ? undefined : { text: 'ok', usage: { inputTokens: reported, outputTokens: 2 } }) } }));
 }, 60_000);
 afterAll(async () => {
   await api?.close();

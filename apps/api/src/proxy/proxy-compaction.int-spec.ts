@@ -1,14 +1,14 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { CanonicalMessage, messageCounter, parseAnthropicMessages, parseOpenAIMessages, providerValidityProblems } from '@compactor/compaction';
-import { FakeLlm, FakeLlmRequest, FakeLlmStep, pollUntil, RunningApp, startBuiltApp, startFakeLlm } from '@compactor/testing';
+import { FakeLlm, FakeLlmRequest, FakeLlmStep, pollUntil, RunningApp, startBuiltApp } from '@compactor/testing';
 import { resolveModel } from '@compactor/tokens';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { AddressInfo } from 'node:net';
 import path from 'node:path';
 import OpenAI from 'openai';
 import request from 'supertest';
-import { startTestApi, TestApi } from '../test-app';
+import { TestApi } from '../test-app';
+import { startProxyTestStack } from './proxy-test-stack';
 
 /**
  * The proxy with a worker process (the built one): compactions run in the background while an
@@ -61,10 +61,7 @@ let key: string;
 let base: string;
 
 beforeAll(async () => {
-  fake = await startFakeLlm();
-  api = await startTestApi({ COMPACTOR_PROXY_ANTHROPIC_BASE_URL: fake.url, COMPACTOR_PROXY_OPENAI_BASE_URL: fake.url });
-  key = await api.tenantKey(['ingest', 'read']);
-  base = `http://127.0.0.1:${(api.app.getHttpServer().address() as AddressInfo).port}`;
+  ({ api, fake, key, base } = await startProxyTestStack());
   worker = await startBuiltApp(
     'worker',
     { DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, COMPACTOR_SUMMARIZER: 'local', LOG_LEVEL: 'warn' },

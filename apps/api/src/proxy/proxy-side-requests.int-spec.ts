@@ -1,11 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { PrismaService } from '@compactor/persistence';
-import { FakeLlm, pollUntil, startFakeLlm } from '@compactor/testing';
-import { AddressInfo } from 'node:net';
+import { FakeLlm, pollUntil } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import OpenAI from 'openai';
 import request from 'supertest';
-import { startTestApi, TestApi } from '../test-app';
+import { TestApi } from '../test-app';
+import { startProxyTestStack } from './proxy-test-stack';
 
 /**
  * Issue #19, the proxy as agents use it: side requests sent under the conversation's session header (a title or topic
@@ -23,10 +23,7 @@ let key: string;
 let base: string;
 
 beforeAll(async () => {
-  fake = await startFakeLlm({ apiKey: PROVIDER_KEY });
-  api = await startTestApi({ COMPACTOR_PROXY_ANTHROPIC_BASE_URL: fake.url, COMPACTOR_PROXY_OPENAI_BASE_URL: fake.url, COMPACTOR_PROXY_TIMEOUT_MS: String(TIMEOUT_MS) });
-  key = await api.tenantKey(['ingest', 'read']);
-  base = `http://127.0.0.1:${(api.app.getHttpServer().address() as AddressInfo).port}`;
+  ({ api, fake, key, base } = await startProxyTestStack({ fake: { apiKey: PROVIDER_KEY }, env: { COMPACTOR_PROXY_TIMEOUT_MS: String(TIMEOUT_MS) } }));
 }, 60_000);
 afterAll(async () => {
   await api?.close();

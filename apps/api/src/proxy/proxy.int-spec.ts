@@ -1,13 +1,14 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { CanonicalMessage, parseAnthropicMessages, parseAnthropicSystem, parseOpenAIMessages, providerValidityProblems } from '@compactor/compaction';
 import { PrismaService } from '@compactor/persistence';
-import { FakeLlm, fakeLlmKeyFingerprint, FakeLlmRequest, pollUntil, startFakeLlm } from '@compactor/testing';
+import { FakeLlm, fakeLlmKeyFingerprint, FakeLlmRequest, pollUntil } from '@compactor/testing';
 import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import OpenAI from 'openai';
 import request from 'supertest';
-import { startTestApi, TestApi } from '../test-app';
+import { TestApi } from '../test-app';
+import { startProxyTestStack } from './proxy-test-stack';
 
 /**
  * The drop-in proxy end to end: the official SDKs with only their base URL changed (and the
@@ -24,10 +25,7 @@ let key: string;
 let base: string;
 
 beforeAll(async () => {
-  fake = await startFakeLlm({ apiKey: PROVIDER_KEY });
-  api = await startTestApi({ COMPACTOR_PROXY_ANTHROPIC_BASE_URL: fake.url, COMPACTOR_PROXY_OPENAI_BASE_URL: fake.url, COMPACTOR_PROXY_TIMEOUT_MS: String(TIMEOUT_MS) });
-  key = await api.tenantKey(['ingest', 'read']);
-  base = `http://127.0.0.1:${(api.app.getHttpServer().address() as AddressInfo).port}`;
+  ({ api, fake, key, base } = await startProxyTestStack({ fake: { apiKey: PROVIDER_KEY }, env: { COMPACTOR_PROXY_TIMEOUT_MS: String(TIMEOUT_MS) } }));
 }, 60_000);
 afterAll(async () => {
   await api?.close();

@@ -10,18 +10,17 @@ import {
   pollUntil,
   runClaudeCode,
   RunningApp,
-  startFakeLlm,
   startRecordingRelay,
   startWorkerFor,
 } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
 import request from 'supertest';
-import { startTestApi, TestApi } from '../test-app';
+import { TestApi } from '../test-app';
+import { startProxyTestStack } from './proxy-test-stack';
 
 /**
  * Real clients through the proxy (issue #19): the Claude Code CLI (the devDependency, its default
@@ -49,10 +48,7 @@ let base: string;
 let prisma: PrismaService;
 
 beforeAll(async () => {
-  fake = await startFakeLlm();
-  api = await startTestApi({ COMPACTOR_PROXY_ANTHROPIC_BASE_URL: fake.url, COMPACTOR_PROXY_OPENAI_BASE_URL: fake.url, COMPACTOR_PROXY_TIMEOUT_MS: '120000' });
-  key = await api.tenantKey(['ingest', 'read', 'admin']);
-  base = `http://127.0.0.1:${(api.app.getHttpServer().address() as AddressInfo).port}`;
+  ({ api, fake, key, base } = await startProxyTestStack({ env: { COMPACTOR_PROXY_TIMEOUT_MS: '120000' }, scopes: ['ingest', 'read', 'admin'] }));
   prisma = api.app.get(PrismaService);
   worker = await startWorkerFor(api.config, { LOG_LEVEL: 'warn' });
   mkdirSync(CAPTURE_DIR, { recursive: true });
