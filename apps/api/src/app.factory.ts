@@ -4,12 +4,15 @@ import { SwaggerModule } from '@nestjs/swagger';
 import pinoHttp from 'pino-http';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
+import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
+import { requestBodyMiddleware } from './body/request-body';
 import { ApiConfig } from './config/api-config';
 import { DomainExceptionFilter } from './errors/domain-exception.filter';
 import { createLogger, PinoNestLogger } from './logging/logger';
 import { httpMetricsMiddleware } from './metrics/http-metrics.middleware';
 import { MetricsService } from './metrics/metrics.service';
 import { buildOpenApiDocument } from './openapi/openapi-document';
+import { ProxyAuth } from './proxy/proxy-auth';
 
 export interface CreateAppOptions {
   /** Where logs go (stdout by default); tests pass a stream to read them. */
@@ -28,9 +31,9 @@ export async function createApp(config: ApiConfig, options: CreateAppOptions = {
   // Request logs carry method, URL, status and timing; never bodies, and credentials are redacted.
   app.use(pinoHttp({ logger, quietReqLogger: true, autoLogging: { ignore: (req) => req.url === '/metrics' } }));
   app.use(httpMetricsMiddleware(app.get(MetricsService)));
+  // Bodies are read only after the key passed (REST: bearer; proxy: X-Compactor-Key), with a depth limit and checked text.
   // The proxy reads its bodies as bytes: provider paths it only passes through are forwarded as received.
-  app.useBodyParser('raw', { limit: `${config.BODY_LIMIT_MB}mb`, type: (req) => (req.url ?? '').startsWith('/v1/proxy/') });
-  app.useBodyParser('json', { limit: `${config.BODY_LIMIT_MB}mb` });
+  app.use(requestBodyMiddleware({ limitMb: config.BODY_LIMIT_MB, authenticator: app.get(ApiKeyAuthenticator), proxyAuth: app.get(ProxyAuth) }));
   app.useGlobalFilters(new DomainExceptionFilter(logger));
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });
   return app;

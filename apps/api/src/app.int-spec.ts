@@ -3,8 +3,10 @@ import { startTestApi, TestApi } from './test-app';
 
 describe('API basics (real PostgreSQL and Redis)', () => {
   let api: TestApi;
+  let key: string;
   beforeAll(async () => {
     api = await startTestApi();
+    key = await api.tenantKey();
   });
   afterAll(() => api.close());
   const http = () => request(api.app.getHttpServer());
@@ -37,23 +39,24 @@ describe('API basics (real PostgreSQL and Redis)', () => {
   });
 
   it('rejects malformed JSON with a 400 in the error format', async () => {
-    const res = await http().post('/health').set('content-type', 'application/json').send('{"a":').expect(400);
+    const res = await http().post('/no-such-route').set({ authorization: `Bearer ${key}`, 'content-type': 'application/json' }).send('{"a":').expect(400);
     expect(res.body.error.code).toBe('invalid_json');
   });
 
   it('accepts bodies up to 32 MB and answers 413 above', async () => {
     const justUnder = JSON.stringify({ blob: 'x'.repeat(31 * 1024 * 1024) });
     // Parsed, then routed: an unknown POST route proves the body was accepted.
-    await http().post('/no-such-route').set('content-type', 'application/json').send(justUnder).expect(404);
+    await http().post('/no-such-route').set({ authorization: `Bearer ${key}`, 'content-type': 'application/json' }).send(justUnder).expect(404);
     const over = JSON.stringify({ blob: 'x'.repeat(33 * 1024 * 1024) });
-    const res = await http().post('/no-such-route').set('content-type', 'application/json').send(over).expect(413);
+    const res = await http().post('/no-such-route').set({ authorization: `Bearer ${key}`, 'content-type': 'application/json' }).send(over).expect(413);
     expect(res.body).toEqual({ error: { code: 'payload_too_large', message: 'Request body is larger than the limit of 32 MB' } });
   });
 
   it('logs requests without bodies and with credentials redacted', async () => {
     const secrets = { authorization: 'Bearer ck_live_SECRET1', 'x-api-key': 'SECRET2', 'x-compactor-key': 'SECRET3' };
     const probe = `/log-probe-${Date.now()}`;
-    await http().post(probe).set(secrets).send({ note: 'BODYMARKER' }).expect(404);
+    // The bearer key is unknown: refused before the body is read.
+    await http().post(probe).set(secrets).send({ note: 'BODYMARKER' }).expect(401);
     const entry = api.logs.find((l) => (l.req as { url?: string } | undefined)?.url === probe);
     expect(entry).toBeDefined();
     const headers = (entry!.req as { headers: Record<string, string> }).headers;

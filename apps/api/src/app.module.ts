@@ -4,6 +4,7 @@ import { PersistenceModule } from '@compactor/persistence';
 import type { Logger } from 'pino';
 import { AnalyticsController } from './analytics/analytics.controller';
 import { AnalyticsService } from './analytics/analytics.service';
+import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
 import { AuthGuard } from './auth/auth.guard';
 import { InitKeyBootstrap } from './auth/init-key';
 import { API_CONFIG, ApiConfig } from './config/api-config';
@@ -48,6 +49,7 @@ export class AppModule {
       providers: [
         { provide: API_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
+        ApiKeyAuthenticator,
         { provide: APP_GUARD, useClass: AuthGuard },
         redisProvider,
         RedisLifecycle,

@@ -1,8 +1,8 @@
-import { applyDecorators, createParamDecorator, ExecutionContext } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import { ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { ErrorResponse } from '../errors/error-response.dto';
 import type { AuthedRequest } from './auth.guard';
-import { RequireScope, Scope } from './scopes';
+import { OPEN_ACCESS, OpenAccess, RequireScope, Scope } from './scopes';
 
 /** The caller's tenant and key, set by AuthGuard. */
 export const Auth = createParamDecorator((_data: unknown, ctx: ExecutionContext) => ctx.switchToHttp().getRequest<AuthedRequest>().auth);
@@ -16,3 +16,9 @@ export function Authenticated(scope: Scope) {
     ApiForbiddenResponse({ type: ErrorResponse, description: `The key lacks the '${scope}' scope.` }),
   );
 }
+
+/** A route anyone may call without a key. Every other route needs one (the guard denies by default). */
+export const Public = () => SetMetadata(OPEN_ACCESS, 'public' satisfies OpenAccess);
+
+/** A route whose handler authenticates the `X-Compactor-Key` header itself (the proxy); the body gate checks it before reading the body. */
+export const ProxyKeyAuthenticated = () => SetMetadata(OPEN_ACCESS, 'proxy-key' satisfies OpenAccess);

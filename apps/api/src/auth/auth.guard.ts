@@ -5,28 +5,32 @@ import { ApiKeyRepository } from '@compactor/persistence';
 import type { Request } from 'express';
 import type { Logger } from 'pino';
 import { LOGGER } from '../logging/logger';
-import { hashApiKey } from './api-key-secret';
-import { AuthContext, grants, REQUIRED_SCOPE, Scope } from './scopes';
+import { ApiKeyAuthenticator, bearerKey } from './api-key-authenticator';
+import { AuthContext, grants, OPEN_ACCESS, OpenAccess, REQUIRED_SCOPE, Scope } from './scopes';
 
 export type AuthedRequest = Request & { auth: AuthContext };
 
-/** Every route with a required scope needs `Authorization: Bearer <key>` with that scope. */
+/**
+ * Denies by default: a route is open only when it says so (`@Public()`, or `@ProxyKeyAuthenticated()`
+ * for the proxy's own key check); every other route needs `Authorization: Bearer <key>` with its
+ * declared scope, and a route that declares none needs `admin`.
+ */
 @Injectable()
 export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
+    private readonly authenticator: ApiKeyAuthenticator,
     private readonly keys: ApiKeyRepository,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const needed = this.reflector.getAllAndOverride<Scope | undefined>(REQUIRED_SCOPE, [context.getHandler(), context.getClass()]);
-    if (!needed) return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<OpenAccess | undefined>(OPEN_ACCESS, targets)) return true;
+    const needed = this.reflector.getAllAndOverride<Scope | undefined>(REQUIRED_SCOPE, targets) ?? 'admin';
     const req = context.switchToHttp().getRequest<AuthedRequest>();
-    const header = req.headers.authorization;
-    const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw new Unauthorized();
-    const key = await this.keys.findActiveByHash(hashApiKey(match[1]));
+    if (bearerKey(req.headers.authorization) === undefined) throw new Unauthorized();
+    const key = await this.authenticator.keyOf(req);
     if (!key) throw new Unauthorized('The API key is unknown or revoked');
     if (!grants(key.scopes, needed)) throw new Forbidden(needed);
     // Settings shows when each key was last used; a stamp older than a minute is refreshed off the request's path.

@@ -11,6 +11,15 @@ export const REQUIRED_SCOPE = 'compactor:required-scope';
  */
 export const RequireScope = (scope: Scope) => SetMetadata(REQUIRED_SCOPE, scope);
 
+/**
+ * How a route is reached without a bearer key. The guard denies by default: a route without a
+ * scope and without one of these needs an `admin` key.
+ * - `public`: anyone (liveness, readiness, metrics);
+ * - `proxy-key`: the handler authenticates the `X-Compactor-Key` itself (the proxy answers in the provider's error shape).
+ */
+export type OpenAccess = 'public' | 'proxy-key';
+export const OPEN_ACCESS = 'compactor:open-access';
+
 export function grants(held: readonly Scope[], needed: Scope): boolean {
   if (held.includes('admin')) return true;
   if (needed === 'read') return held.includes('read') || held.includes('ingest');

@@ -1,8 +1,10 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { Public } from '../auth/auth.decorator';
 import { MetricsService } from './metrics.service';
 
 @ApiExcludeController()
+@Public()
 @Controller('metrics')
 export class MetricsController {
   constructor(private readonly metrics: MetricsService) {}

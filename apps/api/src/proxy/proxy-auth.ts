@@ -12,6 +12,9 @@ import { ProxyError } from './provider-errors';
  */
 @Injectable()
 export class ProxyAuth {
+  /** The body gate checks the key before the body is read, the handler again: one lookup per request (keyed by its headers object). */
+  private readonly checks = new WeakMap<IncomingHttpHeaders, Promise<AuthContext>>();
+
   constructor(private readonly keys: ApiKeyRepository) {}
 
   /** The SHA-256 of the `X-Compactor-Key` sent (what keys are stored as), or undefined when none was sent. */
@@ -21,7 +24,16 @@ export class ProxyAuth {
     return key === '' ? undefined : hashApiKey(key);
   }
 
-  async authenticate(headers: IncomingHttpHeaders): Promise<AuthContext> {
+  authenticate(headers: IncomingHttpHeaders): Promise<AuthContext> {
+    let check = this.checks.get(headers);
+    if (!check) {
+      check = this.check(headers);
+      this.checks.set(headers, check);
+    }
+    return check;
+  }
+
+  private async check(headers: IncomingHttpHeaders): Promise<AuthContext> {
     const hash = this.keyHash(headers);
     if (hash === undefined) throw new ProxyError(401, 'compactor_key_missing', 'Compactor proxy: a Compactor API key is required in the X-Compactor-Key header');
     const found = await this.keys.findActiveByHash(hash);

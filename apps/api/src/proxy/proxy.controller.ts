@@ -1,6 +1,7 @@
 import { All, Controller, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiHeader, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { ProxyKeyAuthenticated } from '../auth/auth.decorator';
 import { ProxyService } from './proxy.service';
 
 const KEY_HEADER = { name: 'X-Compactor-Key', required: true, description: "The Compactor API key (ingest scope). `Authorization` / `x-api-key` carry the provider's key, passed to the upstream untouched." };
@@ -17,6 +18,7 @@ const POLICY_HEADER = { name: 'X-Compactor-Policy', required: false, description
  * (see their API references); errors the proxy answers itself come in the provider's error shape.
  */
 @ApiTags('proxy')
+@ProxyKeyAuthenticated()
 @Controller('v1/proxy')
 export class ProxyController {
   constructor(private readonly proxy: ProxyService) {}

@@ -1,0 +1,198 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { startProxyTestStack, ProxyTestStack } from '../proxy/proxy-test-stack';
+import { MAX_JSON_DEPTH } from './json-body-limits';
+
+/**
+ * Issue #15 F3/F11 and the bad-input 500s, over real HTTP: a body is read only after its key passed,
+ * JSON nesting is limited, and text PostgreSQL cannot store as sent is refused naming the field;
+ * nothing is stored and nothing is forwarded.
+ */
+describe('request bodies: authentication before parsing, depth and text limits', () => {
+  let stack: ProxyTestStack;
+  let admin: string;
+  let readOnly: string;
+  const sid = (label: string) => `${label}-${Math.random().toString(36).slice(2, 10)}`;
+
+  beforeAll(async () => {
+    stack = await startProxyTestStack();
+    admin = await stack.api.tenantKey(['ingest', 'read', 'admin']);
+    readOnly = await stack.api.tenantKey(['read']);
+  });
+  afterAll(async () => {
+    await stack.api.close();
+    await stack.fake.close();
+  });
+
+  const agent = () => request(stack.api.app.getHttpServer());
+  const as = (key: string) => ({ Authorization: `Bearer ${key}` });
+  const port = () => (stack.api.app.getHttpServer().address() as AddressInfo).port;
+  const expectNoSession = async (id: string) => {
+    const res = await agent().get(`/v1/sessions/${id}`).set(as(admin)).expect(404);
+    expect(res.body.error.code).toBe('session_not_found');
+  };
+
+  /**
+   * Announces a 32 MB body and sends only its first bytes: an answer can only come from a server
+   * that decided without reading the body. Resolves undefined when none came within `waitMs`.
+   */
+  function answerToUnfinishedBody(path: string, headers: Record<string, string>, waitMs = 3000): Promise<{ status: number; body: unknown } | undefined> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: port(), path, method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(32 * 1024 * 1024), ...headers } });
+      const timer = setTimeout(() => {
+        req.destroy();
+        resolve(undefined);
+      }, waitMs);
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          clearTimeout(timer);
+          req.destroy();
+          resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+        });
+      });
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        if (error.code === 'ECONNRESET' || error.code === 'EPIPE') resolve(undefined);
+        else reject(error);
+      });
+      req.write('{"model":"gpt-4o","messages":[{"role":"user","content":"');
+    });
+  }
+
+  describe('authentication before the body is read', () => {
+    it('refuses a REST body without a valid key before reading it, on any path', async () => {
+      for (const path of [`/v1/sessions/${sid('f3')}/messages`, '/no-such-route', '/health']) {
+        const none = await answerToUnfinishedBody(path, {});
+        expect(none).toEqual({ status: 401, body: { error: { code: 'unauthorized', message: 'A valid API key is required: Authorization: Bearer <key>' } } });
+        const unknown = await answerToUnfinishedBody(path, as('ck_not_a_key'));
+        expect(unknown).toEqual({ status: 401, body: { error: { code: 'unauthorized', message: 'The API key is unknown or revoked' } } });
+      }
+    });
+
+    it('reads the body of a caller with a valid key (the control: the server waits for the rest)', async () => {
+      expect(await answerToUnfinishedBody(`/v1/sessions/${sid('f3ok')}/messages`, as(admin), 500)).toBeUndefined();
+    });
+
+    it('refuses a proxy body without a valid X-Compactor-Key before reading it, in the provider error shape', async () => {
+      const requestsBefore = stack.fake.requests.length;
+      expect(await answerToUnfinishedBody('/v1/proxy/anthropic/v1/messages', { 'x-api-key': 'sk-provider' })).toEqual({
+        status: 401,
+        body: { type: 'error', error: { type: 'authentication_error', message: 'Compactor proxy: a Compactor API key is required in the X-Compactor-Key header' } },
+      });
+      expect(await answerToUnfinishedBody('/v1/proxy/openai/v1/chat/completions', { 'x-compactor-key': 'ck_not_a_key' })).toEqual({
+        status: 401,
+        body: { error: { message: 'Compactor proxy: the X-Compactor-Key is unknown or revoked', type: 'invalid_request_error', code: 'compactor_key_invalid', param: null } },
+      });
+      expect(await answerToUnfinishedBody('/v1/proxy/anthropic/v1/files', { 'x-compactor-key': readOnly })).toMatchObject({ status: 403, body: { error: { type: 'permission_error' } } });
+      expect(stack.fake.requests.length).toBe(requestsBefore);
+    });
+
+    it('answers a proxy body over the limit with 413 in the provider shape', async () => {
+      const over = JSON.stringify({ blob: 'x'.repeat(33 * 1024 * 1024) });
+      const res = await agent().post('/v1/proxy/anthropic/v1/messages').set({ 'x-compactor-key': stack.key, 'content-type': 'application/json' }).send(over).expect(413);
+      expect(res.body).toEqual({ type: 'error', error: { type: 'request_too_large', message: 'Compactor proxy: the request body is larger than the limit of 32 MB' } });
+    });
+  });
+
+  describe(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`, () => {
+    const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    const limitMessage = `(body): nests arrays and objects deeper than the limit of ${MAX_JSON_DEPTH} levels`;
+
+    it('is a 400 naming the limit on REST, and nothing is stored', async () => {
+      const id = sid('deep');
+      const body = `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"n","input":{"a":${nested(10_000)}}}]}]}`;
+      const res = await agent().post(`/v1/sessions/${id}/messages`).set({ ...as(admin), 'content-type': 'application/json' }).send(body).expect(400);
+      expect(res.body.error).toEqual({ code: 'validation_failed', message: limitMessage, details: { fields: [{ field: '(body)', message: limitMessage.slice('(body): '.length) }] } });
+      await expectNoSession(id);
+    });
+
+    it('accepts nesting up to the limit and returns it exactly as appended', async () => {
+      const id = sid('deep-ok');
+      // body > messages > [0] > content > [0] > input > a: 6 levels before the nested value
+      const input = `{"a":${nested(MAX_JSON_DEPTH - 6)}}`;
+      const body = `{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"n","input":${input}}]}]}`;
+      await agent().post(`/v1/sessions/${id}/messages`).set({ ...as(admin), 'content-type': 'application/json' }).send(body).expect(201);
+      const history = await agent().get(`/v1/sessions/${id}/messages?limit=10`).set(as(admin)).expect(200);
+      expect(JSON.stringify(history.body.messages[1].message.content[0].input)).toBe(input);
+    });
+
+    it('is a 400 in the provider shape on the proxy, and nothing is forwarded or stored', async () => {
+      const id = sid('deep-proxy');
+      const requestsBefore = stack.fake.requests.length;
+      const body = `{"model":"claude-sonnet-4-5","max_tokens":100,"messages":[{"role":"user","content":[{"type":"text","text":"x","extra":${nested(10_000)}}]}]}`;
+      const res = await agent()
+        .post('/v1/proxy/anthropic/v1/messages')
+        .set({ 'x-compactor-key': stack.key, 'x-compactor-session': id, 'content-type': 'application/json' })
+        .send(body)
+        .expect(400);
+      expect(res.body).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: `Compactor proxy: ${limitMessage}` } });
+      expect(stack.fake.requests.length).toBe(requestsBefore);
+      await expectNoSession(id);
+    });
+  });
+
+  describe('U+0000 and unpaired surrogates', () => {
+    const appendRaw = (id: string, body: string) => agent().post(`/v1/sessions/${id}/messages`).set({ ...as(admin), 'content-type': 'application/json' }).send(body);
+    const cases: Array<[string, string, string, string]> = [
+      ['NUL in a text', '{"model":"gpt-4o","messages":[{"role":"user","content":"a\\u0000b"}]}', 'messages[0].content', 'contains U+0000 (NUL), which PostgreSQL cannot store in text'],
+      ['NUL in a model name', '{"model":"gpt-\\u00004o","messages":[{"role":"user","content":"x"}]}', 'model', 'contains U+0000 (NUL), which PostgreSQL cannot store in text'],
+      [
+        'NUL in a tool name',
+        '{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"a\\u0000b","input":{}}]}]}',
+        'messages[1].content[0].name',
+        'contains U+0000 (NUL), which PostgreSQL cannot store in text',
+      ],
+      [
+        'NUL in a key',
+        '{"model":"claude-sonnet-4-5","messages":[{"role":"user","content":"x"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"n","input":{"k\\u0000":1}}]}]}',
+        'messages[1].content[0].input.k\\u0000',
+        'is a key that contains U+0000 (NUL), which PostgreSQL cannot store in text',
+      ],
+      ['NUL in a goal marker', '{"model":"gpt-4o","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"[GOAL] fix \\u0000 bug"}]}', 'messages[1].content', 'contains U+0000 (NUL), which PostgreSQL cannot store in text'],
+      ['a lone high surrogate', '{"model":"gpt-4o","messages":[{"role":"user","content":"a\\ud800b"}]}', 'messages[0].content', 'contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which is not valid Unicode text'],
+      ['a lone low surrogate in a model name', '{"model":"gpt\\uDC004o","messages":[{"role":"user","content":"x"}]}', 'model', 'contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which is not valid Unicode text'],
+    ];
+
+    it.each(cases)('%s is a 400 naming the field, and nothing is stored', async (_name, body, field, message) => {
+      const id = sid('text');
+      const res = await appendRaw(id, body).expect(400);
+      expect(res.body.error).toEqual({ code: 'validation_failed', message: `${field}: ${message}`, details: { fields: [{ field, message }] } });
+      await expectNoSession(id);
+    });
+
+    it('refuses them in every body, not only appends (a goal, a key name)', async () => {
+      const id = sid('goal');
+      await appendRaw(id, '{"model":"gpt-4o","messages":[{"role":"user","content":"x"}]}').expect(201);
+      const goal = await agent().put(`/v1/sessions/${id}/goal`).set({ ...as(admin), 'content-type': 'application/json' }).send('{"goal":"ship \\u0000 it"}').expect(400);
+      expect(goal.body.error.details.fields).toEqual([{ field: 'goal', message: 'contains U+0000 (NUL), which PostgreSQL cannot store in text' }]);
+      const key = await agent().post('/v1/keys').set({ ...as(admin), 'content-type': 'application/json' }).send('{"name":"a\\ud800","scopes":["read"]}').expect(400);
+      expect(key.body.error.details.fields[0].field).toBe('name');
+      const keys = await agent().get('/v1/keys').set(as(admin)).expect(200);
+      expect(keys.body.keys.map((k: { name: string }) => k.name)).not.toContain('a\ud800');
+    });
+
+    it('stores escaped surrogate pairs and escaped backslashes exactly as appended', async () => {
+      const id = sid('pairs');
+      // Python's json.dumps escapes every non-ASCII character: an emoji arrives as a pair of escapes.
+      const text = 'smile \ud83d\ude00, a literal \\u0000 and \\ud800 as text';
+      await appendRaw(id, JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: text }] }).replace('\ud83d\ude00', '\\ud83d\\ude00')).expect(201);
+      const history = await agent().get(`/v1/sessions/${id}/messages?limit=10`).set(as(admin)).expect(200);
+      expect(history.body.messages[0].message.content).toBe(text);
+    });
+
+    it('is a 400 in the provider shape on the proxy, and nothing is forwarded or stored', async () => {
+      const id = sid('nul-proxy');
+      const requestsBefore = stack.fake.requests.length;
+      const body = '{"model":"gpt-4o","messages":[{"role":"user","content":"x"},{"role":"assistant","content":"y"},{"role":"user","content":"tool said \\u0000"}]}';
+      const res = await agent().post('/v1/proxy/openai/v1/chat/completions').set({ 'x-compactor-key': stack.key, 'x-compactor-session': id, 'content-type': 'application/json' }).send(body).expect(400);
+      expect(res.body).toEqual({
+        error: { message: 'Compactor proxy: messages[2].content: contains U+0000 (NUL), which PostgreSQL cannot store in text', type: 'invalid_request_error', code: 'invalid_request', param: null },
+      });
+      expect(stack.fake.requests.length).toBe(requestsBefore);
+      await expectNoSession(id);
+    });
+  });
+});
