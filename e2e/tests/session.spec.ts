@@ -357,7 +357,9 @@ test('a session without compactions, an unknown session, and no key', async ({ p
   await expect(page.locator('[data-testid="history-message"][data-status="verbatim"]')).toHaveCount(8);
   await screenshot(page, 'session-fresh');
 
-  await page.goto(`/sessions/${uniqueId('no-such-session')}`);
+  const unknown = await page.goto(`/sessions/${uniqueId('no-such-session')}`);
+  // A true 404: the page is not streamed before the session is known.
+  expect(unknown?.status()).toBe(404);
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Session not found');
   await expect(page.getByRole('link', { name: 'Back to Sessions' })).toHaveAttribute('href', '/sessions');
   await screenshot(page, 'session-not-found');

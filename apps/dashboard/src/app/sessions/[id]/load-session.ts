@@ -26,7 +26,7 @@ export interface SessionPageData {
   events: ApiResult<EventView[]>;
 }
 
-export type SessionPageResult = { kind: 'ok'; data: SessionPageData } | { kind: 'not-found' } | { kind: 'failure'; failure: ApiFailure };
+export type SessionDetailResult = { kind: 'ok'; session: Schemas['SessionDetail'] } | { kind: 'not-found' } | { kind: 'failure'; failure: ApiFailure };
 
 async function loadUsage(client: CompactorClient, id: string): Promise<ApiResult<Schemas['UsageSeries'] & { truncated: boolean }>> {
   let after: string | undefined;
@@ -45,16 +45,23 @@ async function loadUsage(client: CompactorClient, id: string): Promise<ApiResult
 }
 
 /**
- * Everything the Session page shows, read in parallel once the session is known. A section whose
- * read fails (a context that cannot fit its budget answers 422) shows its own error; only an
- * unknown session or an unusable key fails the whole page.
+ * The session itself: read before the page starts streaming, so an unknown session answers 404 (a
+ * status can no longer change once the first bytes went out) and an unusable key fails the page.
  */
-export async function loadSessionPage(client: CompactorClient, id: string, historyAfter: string | undefined): Promise<SessionPageResult> {
+export async function loadSessionDetail(client: CompactorClient, id: string): Promise<SessionDetailResult> {
   const session = await apiCall(() => client.GET('/v1/sessions/{id}', { params: { path: { id } }, cache: 'no-store' }));
   if (!session.ok) return session.failure.kind === 'not-found' ? { kind: 'not-found' } : { kind: 'failure', failure: session.failure };
+  return { kind: 'ok', session: session.data };
+}
 
+/**
+ * Everything else the Session page shows, read in parallel once the session is known. A section whose
+ * read fails (a context that cannot fit its budget answers 422) shows its own error.
+ */
+export async function loadSessionSections(client: CompactorClient, session: Schemas['SessionDetail'], historyAfter: string | undefined): Promise<SessionPageData> {
+  const id = session.id;
   const path = { id };
-  const window = historyWindow(historyAfter, session.data.messageCount);
+  const window = historyWindow(historyAfter, session.messageCount);
   const [usage, checkpoints, goal, context, history, snapshots, events] = await Promise.all([
     loadUsage(client, id),
     apiCall(() => client.GET('/v1/sessions/{id}/checkpoints', { params: { path }, cache: 'no-store' })),
@@ -73,18 +80,15 @@ export async function loadSessionPage(client: CompactorClient, id: string, histo
       : null;
 
   return {
-    kind: 'ok',
-    data: {
-      session: session.data,
-      usage,
-      checkpoints,
-      goal,
-      context,
-      diff,
-      history,
-      historyWindow: window,
-      snapshots,
-      events: events.ok ? { ok: true, data: events.data.events } : events,
-    },
+    session,
+    usage,
+    checkpoints,
+    goal,
+    context,
+    diff,
+    history,
+    historyWindow: window,
+    snapshots,
+    events: events.ok ? { ok: true, data: events.data.events } : events,
   };
 }

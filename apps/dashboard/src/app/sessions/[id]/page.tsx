@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import Link from 'next/link';
 import { notFound } from 'next/navigation';
+import { Suspense } from 'react';
 import { connection } from 'next/server';
 import { CheckpointTimeline } from '../../../components/session/checkpoint-timeline';
 import { ContextHistory } from '../../../components/session/context-history';
@@ -21,7 +22,11 @@ import { reliabilityBadge } from '../../../lib/session-reliability';
 import { snapshotRows } from '../../../lib/session-snapshots';
 import { lastCompactionJobId, usageChartData } from '../../../lib/session-usage';
 import { authedClient } from '../../../server/api-key';
-import { loadSessionPage, SNAPSHOTS_SHOWN } from './load-session';
+import type { CompactorClient } from '../../../api/client';
+import type { components } from '../../../api/schema';
+import { loadSessionDetail, loadSessionSections, SNAPSHOTS_SHOWN } from './load-session';
+
+type SessionDetail = components['schemas']['SessionDetail'];
 
 type Params = Promise<{ id: string }>;
 type SearchParams = Promise<Record<string, string | string[] | undefined>>;
@@ -78,18 +83,42 @@ export default async function SessionPage({ params, searchParams }: { params: Pa
       </>
     );
   }
-  const result = await loadSessionPage(client, id, typeof after === 'string' ? after : undefined);
-  if (result.kind === 'not-found') notFound();
-  if (result.kind === 'failure') {
+  const detail = await loadSessionDetail(client, id);
+  if (detail.kind === 'not-found') notFound();
+  if (detail.kind === 'failure') {
     return (
       <>
         {heading}
-        <ApiFailureNotice failure={result.failure} />
+        <ApiFailureNotice failure={detail.failure} />
       </>
     );
   }
+  // The page streams from here: the heading at once, the sections once their reads are in.
+  return (
+    <>
+      {heading}
+      <Suspense fallback={<SessionSkeleton />}>
+        <SessionSections client={client} session={detail.session} after={typeof after === 'string' ? after : undefined} />
+      </Suspense>
+    </>
+  );
+}
 
-  const { session, usage, checkpoints, goal, context, diff, history, historyWindow, snapshots, events } = result.data;
+function SessionSkeleton() {
+  return (
+    <div role="status" aria-live="polite">
+      <p className="lead">Loading the session: usage, checkpoints, snapshots, context and history…</p>
+      <div className={styles.grid} aria-hidden="true">
+        <span className={styles.skeleton} style={{ height: 320 }} />
+        <span className={styles.skeleton} style={{ height: 320 }} />
+      </div>
+      <span className={styles.skeleton} style={{ height: 200, marginTop: '1rem' }} aria-hidden="true" />
+    </div>
+  );
+}
+
+async function SessionSections({ client, session: detail, after }: { client: CompactorClient; session: SessionDetail; after: string | undefined }) {
+  const { session, usage, checkpoints, goal, context, diff, history, historyWindow, snapshots, events } = await loadSessionSections(client, detail, after);
   const href = sessionHref(session.id);
   const chart = usage.ok ? usageChartData(usage.data) : null;
   const checkpointList = checkpoints.ok ? checkpoints.data.checkpoints : [];
@@ -109,7 +138,6 @@ export default async function SessionPage({ params, searchParams }: { params: Pa
 
   return (
     <>
-      {heading}
       <div className={styles.summaryRow}>
         <dl className={styles.sessionFacts}>
           <div>
