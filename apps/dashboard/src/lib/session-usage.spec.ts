@@ -63,6 +63,20 @@ describe('usageChartData', () => {
     expect(data.points.at(-1)?.seq).toBe(5_000);
     expect(Math.max(...data.points.map((p) => p.tokens))).toBe(4_000 + 999 * 8);
   });
+
+  it('keeps every peak and every dip wider than a bucket (min and max per bucket), at any length', () => {
+    // 20,000 appends: a slow sawtooth with 40 teeth, each peak and dip a single point.
+    const long: UsagePoint[] = [];
+    for (let i = 1; i <= 20_000; i += 1) long.push(append(i, i % 500 === 250 ? 15_000 : i % 500 === 0 ? 1_000 : 6_000 + (i % 7)));
+    const data = usageChartData({ points: long, budget: 16_000, threshold: 12_800, contextTokens: 1_000 }, 600);
+    expect(data.points.length).toBeLessThanOrEqual(600);
+    const kept = new Set(data.points.map((p) => p.seq));
+    const peaks = long.filter((p) => p.contextTokens === 15_000).map((p) => p.seq);
+    const dips = long.filter((p) => p.contextTokens === 1_000).map((p) => p.seq);
+    expect(peaks).toHaveLength(40);
+    expect(peaks.filter((seq) => !kept.has(seq))).toEqual([]);
+    expect(dips.filter((seq) => !kept.has(seq))).toEqual([]);
+  });
 });
 
 describe('lastCompactionJobId', () => {

@@ -58,22 +58,28 @@ function markerLabel(p: UsagePoint): string {
 }
 
 /**
- * Appends thinned to at most `maxPoints` by keeping, per bucket, the append with the most tokens
- * (peaks are what a reader looks for), plus every compaction and restore and the last point.
+ * Appends thinned to at most `maxPoints` (min-max downsampling): per bucket the append with the most
+ * tokens and the one with the fewest, so every peak and every dip wider than a bucket stays on the
+ * line, plus every compaction and restore and the last point.
  */
 function thin(points: UsageChartPoint[], maxPoints: number): UsageChartPoint[] {
   if (points.length <= maxPoints) return points;
   const markers = points.filter((p) => p.kind !== 'append').length;
-  const buckets = Math.max(1, maxPoints - markers - 1);
+  const buckets = Math.max(1, Math.floor((maxPoints - markers - 1) / 2));
   const size = Math.ceil(points.length / buckets);
   const keep = new Set<number>([points.length - 1]);
   for (let start = 0; start < points.length; start += size) {
-    let best = -1;
+    let high = -1;
+    let low = -1;
     for (let i = start; i < Math.min(points.length, start + size); i += 1) {
       if (points[i].kind !== 'append') keep.add(i);
-      else if (best < 0 || points[i].tokens > points[best].tokens) best = i;
+      else {
+        if (high < 0 || points[i].tokens > points[high].tokens) high = i;
+        if (low < 0 || points[i].tokens < points[low].tokens) low = i;
+      }
     }
-    if (best >= 0) keep.add(best);
+    if (high >= 0) keep.add(high);
+    if (low >= 0) keep.add(low);
   }
   return points.filter((_, i) => keep.has(i));
 }

@@ -35,7 +35,9 @@ export function UsagePanel({ data, truncated }: { data: UsageChartData; truncate
         )}
         <figcaption id="usage-summary" className={styles.figcaption}>
           {data.summary}
-          {data.thinned ? ' The chart thins appends on long series; markers and peaks are all kept.' : ''}
+          {data.thinned
+            ? ` ${data.points.length.toLocaleString('en-US')} of ${data.totalPoints.toLocaleString('en-US')} points drawn: each stretch keeps its highest and lowest append, and every compaction and restore.`
+            : ''}
           {truncated ? ' Only the first 20,000 points are shown.' : ''}
           {data.totalPoints > 0 && data.compactions.length === 0 ? ' No compactions yet: the context is still the whole history.' : ''}
         </figcaption>
