@@ -12,6 +12,7 @@ export * from './compaction.repository';
 export * from './event.repository';
 export * from './analytics.repository';
 export * from './check-postgres';
+export * from './database-unavailable';
 export { Prisma, ApiKeyScope, MessageRole, CompactionStatus, CompactionTrigger } from './generated/prisma/client';
 export * from './stored-message';
 export * from './snapshot.repository';

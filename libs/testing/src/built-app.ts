@@ -22,6 +22,8 @@ export function runBuiltApp(app: 'api' | 'worker', env: Record<string, string>, 
 export interface RunningApp {
   /** Everything the process wrote so far (stdout and stderr). */
   output(): string;
+  /** The exit code once the process ended (null while it runs): an outage must never end it. */
+  exitCode(): number | null;
   stop(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startBuiltApp(app: 'api' | 'worker', env: Record<string, s
   });
   return {
     output: () => output,
+    exitCode: () => child.exitCode ?? (child.signalCode ? -1 : null),
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;

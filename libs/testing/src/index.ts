@@ -6,3 +6,4 @@ export * from './fake-llm';
 export * from './swe-agent';
 export * from './recording-relay';
 export * from './claude-code';
+export * from './tcp-relay';

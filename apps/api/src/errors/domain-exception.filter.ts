@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
 import { DomainError, ErrorCode } from '@compactor/compaction';
+import { isDatabaseUnavailable } from '@compactor/persistence';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { ErrorResponse } from './error-response.dto';
@@ -54,7 +55,10 @@ function isBodyParserError(e: unknown): e is BodyParserError {
   return typeof e === 'object' && e !== null && typeof (e as BodyParserError).type === 'string' && 'status' in e;
 }
 
-export function toErrorResponse(exception: unknown): { status: number; body: ErrorResponse } {
+/** Seconds a client is asked to wait while PostgreSQL is away (a restart or failover takes a few). */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+export function toErrorResponse(exception: unknown): { status: number; body: ErrorResponse; headers?: Record<string, string> } {
   // Nest wraps express's body-parser errors in an HttpException; the original is the cause.
   if (exception instanceof HttpException && isBodyParserError(exception.cause)) exception = exception.cause;
   if (exception instanceof DomainError) {
@@ -83,6 +87,14 @@ export function toErrorResponse(exception: unknown): { status: number; body: Err
         : String((response as { message?: unknown }).message ?? exception.message);
     return { status, body: { error: { code: httpCodes[status] ?? (status >= 500 ? 'internal_error' : 'bad_request'), message } } };
   }
+  // PostgreSQL restarting, failing over or unreachable: the request may be retried as it is.
+  if (isDatabaseUnavailable(exception)) {
+    return {
+      status: HttpStatus.SERVICE_UNAVAILABLE,
+      body: { error: { code: 'database_unavailable', message: 'The database is unavailable; retry shortly' } },
+      headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+    };
+  }
   return { status: 500, body: { error: { code: 'internal_error', message: 'Internal server error' } } };
 }
 
@@ -93,11 +105,13 @@ export class DomainExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
-    const { status, body } = toErrorResponse(exception);
-    if (status >= 500 && !(exception instanceof DomainError)) {
+    const { status, body, headers } = toErrorResponse(exception);
+    if (status === HttpStatus.SERVICE_UNAVAILABLE && headers) this.logger.warn({ err: exception }, 'database unavailable');
+    else if (status >= 500 && !(exception instanceof DomainError)) {
       this.logger.error({ err: exception }, 'unhandled error');
     }
     if (res.headersSent) return;
+    if (headers) res.set(headers);
     res.status(status).json(body);
   }
 }
