@@ -313,6 +313,41 @@ test('create a snapshot with a label', async ({ page, context }) => {
   expect(listed.map((s) => [s.kind, s.label])).toEqual([['manual', label]]);
 });
 
+test('the events and snapshots lists page back through all of the history, and back to the newest', async ({ page, context }) => {
+  const id = uniqueId('e2e-paging');
+  await seedQuietSession(id);
+  // 23 manual snapshots (the panel shows 20 a page); each also writes a snapshot-created event (the list shows 50).
+  for (let i = 1; i <= 23; i += 1) await api(`/v1/sessions/${id}/snapshots`, { method: 'POST', body: { label: `paging ${String(i).padStart(2, '0')}` } });
+  for (let i = 1; i <= 30; i += 1) await api(`/v1/sessions/${id}/snapshots`, { method: 'POST', body: { label: `more ${i}` } });
+  const allEvents = (await api<{ events: { id: string }[] }>(`/v1/sessions/${id}/events?limit=500`)).events;
+  await useApiKey(context);
+  await page.goto(`/sessions/${id}`);
+  const snapshots = page.getByTestId('snapshots');
+  await expect(snapshots.getByTestId('snapshot')).toHaveCount(20);
+  await expect(page.getByTestId('events-list').locator('li')).toHaveCount(50);
+  await expect(page.getByTestId('live-state')).toHaveText('Live');
+
+  // Snapshots: three pages of 20, 20 and 13, oldest last; the events list stays where it is.
+  await snapshots.getByRole('link', { name: 'Older snapshots' }).click();
+  await expect(snapshots.getByTestId('snapshot')).toHaveCount(20);
+  await snapshots.getByRole('link', { name: 'Older snapshots' }).click();
+  await expect(snapshots.getByTestId('snapshot')).toHaveCount(13);
+  await expect(snapshots.getByTestId('snapshot').last()).toContainText('paging 01');
+  await expect(snapshots.getByRole('link', { name: 'Older snapshots' })).toHaveCount(0);
+  await expect(page.getByTestId('events-list').locator('li')).toHaveCount(50);
+
+  // Events: the older page is a fixed slice (not live), and holds the oldest ones.
+  await page.getByTestId('events').getByRole('link', { name: 'Older events' }).click();
+  await expect(page.getByTestId('live-state')).toHaveText('Older events');
+  await expect(page.getByTestId('events-list').locator('li')).toHaveCount(Math.min(50, allEvents.length - 50));
+  await expect(page.getByTestId('events-list').locator('li').last()).toHaveAttribute('data-event-id', allEvents[0].id);
+  await page.getByTestId('events').getByRole('link', { name: 'Newest events' }).click();
+  await expect(page.getByTestId('live-state')).toHaveText('Live');
+  await expect(page.getByTestId('events-list').locator('li')).toHaveCount(50);
+  await snapshots.getByRole('link', { name: 'Newest snapshots' }).click();
+  await expect(snapshots.getByTestId('snapshot').first()).toContainText('more 30');
+});
+
 test('every control of the Session page is reachable by keyboard with a visible focus ring', async ({ page, context }) => {
   test.setTimeout(60_000);
   const id = uniqueId('e2e-keys');

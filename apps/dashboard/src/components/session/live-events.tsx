@@ -1,19 +1,27 @@
 'use client';
 
+import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useEffect, useRef, useState } from 'react';
 import { formatClock, formatTimestamp } from '../../lib/session-format';
 import { eventTone, latestEventId, mergeEvents, parseEventView, REFRESHING_EVENT_TYPES, runningCompaction, type EventView } from '../../lib/session-events';
 import styles from './session.module.css';
 
-type StreamState = 'connecting' | 'live' | 'reconnecting' | 'unavailable';
+type StreamState = 'connecting' | 'live' | 'reconnecting' | 'unavailable' | 'paged';
 
 const STATE_TEXT: Record<StreamState, string> = {
   connecting: 'Connecting…',
   live: 'Live',
   reconnecting: 'Reconnecting…',
   unavailable: 'Live updates unavailable',
+  paged: 'Older events',
 };
+
+/** Links to the list's other pages: `older` continues back in time, `newest` returns to the live list (null: none). */
+export interface ListPaging {
+  older: string | null;
+  newest: string | null;
+}
 
 /** Wait this long after a finishing event before re-reading the page, so a burst of events refreshes once. */
 const REFRESH_DELAY_MS = 400;
@@ -24,10 +32,12 @@ const REFRESH_DELAY_MS = 400;
  * after a drop. When a compaction finishes or a snapshot is restored, the server-rendered parts
  * of the page (chart, context, checkpoints) are re-read with router.refresh().
  */
-export function LiveEvents({ sessionId, initial }: { sessionId: string; initial: EventView[] }) {
+export function LiveEvents({ sessionId, initial, paging = { older: null, newest: null } }: { sessionId: string; initial: EventView[]; paging?: ListPaging }) {
   const router = useRouter();
   const [events, setEvents] = useState(initial);
-  const [state, setState] = useState<StreamState>('connecting');
+  // An older page is a fixed slice of the past: nothing to follow live.
+  const paged = paging.newest !== null;
+  const [state, setState] = useState<StreamState>(paged ? 'paged' : 'connecting');
   // The stream starts after the newest event the server rendered; later renders only merge.
   const startAfter = useRef(latestEventId(initial) ?? '0');
 
@@ -36,6 +46,7 @@ export function LiveEvents({ sessionId, initial }: { sessionId: string; initial:
   }, [initial]);
 
   useEffect(() => {
+    if (paged) return;
     let refresh: ReturnType<typeof setTimeout> | undefined;
     const source = new EventSource(`/api/sessions/${encodeURIComponent(sessionId)}/events?after=${startAfter.current}`);
     source.onopen = () => setState('live');
@@ -59,7 +70,7 @@ export function LiveEvents({ sessionId, initial }: { sessionId: string; initial:
       clearTimeout(refresh);
       source.close();
     };
-  }, [sessionId, router]);
+  }, [sessionId, router, paged]);
 
   const running = runningCompaction(events);
 
@@ -97,6 +108,18 @@ export function LiveEvents({ sessionId, initial }: { sessionId: string; initial:
           ))}
         </ol>
       )}
+      <ListPager paging={paging} noun="events" />
     </section>
+  );
+}
+
+/** "Newest" and "Older" links under a paged list. */
+export function ListPager({ paging, noun }: { paging: ListPaging; noun: string }) {
+  if (!paging.older && !paging.newest) return null;
+  return (
+    <nav className={styles.pager} aria-label={`Pages of ${noun}`} data-testid={`${noun}-pager`}>
+      {paging.newest ? <Link href={paging.newest}>Newest {noun}</Link> : null}
+      {paging.older ? <Link href={paging.older}>Older {noun}</Link> : null}
+    </nav>
   );
 }

@@ -6,10 +6,11 @@ import { createSnapshotAction, restoreSnapshotAction } from '../../app/sessions/
 import type { ActionResult } from '../../lib/session-api';
 import type { SnapshotRow } from '../../lib/session-snapshots';
 import { ConfirmDialog } from './confirm-dialog';
+import { ListPager, type ListPaging } from './live-events';
 import styles from './session.module.css';
 
 /** Snapshots: create one with a label, restore one after a confirmation; the page refreshes after either. */
-export function SnapshotsPanel({ sessionId, snapshots, more }: { sessionId: string; snapshots: SnapshotRow[]; more: boolean }) {
+export function SnapshotsPanel({ sessionId, snapshots, paging }: { sessionId: string; snapshots: SnapshotRow[]; paging: ListPaging }) {
   const router = useRouter();
   const [label, setLabel] = useState('');
   const [result, setResult] = useState<ActionResult | null>(null);
@@ -43,7 +44,7 @@ export function SnapshotsPanel({ sessionId, snapshots, more }: { sessionId: stri
     <section className={styles.panel} aria-labelledby="snapshots-heading" data-testid="snapshots">
       <header className={styles.panelHeader}>
         <h2 id="snapshots-heading">Snapshots</h2>
-        <span className={styles.muted}>{snapshots.length === 0 ? 'none yet' : `${snapshots.length}${more ? '+' : ''} newest first`}</span>
+        <span className={styles.muted}>{snapshots.length === 0 ? (paging.newest ? 'no older ones' : 'none yet') : `${snapshots.length} ${paging.newest ? 'older' : 'newest'} first`}</span>
       </header>
       <form className={styles.inlineForm} onSubmit={create}>
         <label htmlFor="snapshot-label">Label</label>
@@ -77,7 +78,7 @@ export function SnapshotsPanel({ sessionId, snapshots, more }: { sessionId: stri
           ))}
         </ol>
       )}
-      {more ? <p className={styles.legend}>Older snapshots are kept; the API lists them (GET /v1/sessions/:id/snapshots?before=…).</p> : null}
+      <ListPager paging={paging} noun="snapshots" />
       <ConfirmDialog open={restoring !== null} title="Restore this snapshot?" confirmLabel="Restore snapshot" busy={pending} onConfirm={restore} onClose={close}>
         <p>
           <strong>{restoring?.title}</strong>

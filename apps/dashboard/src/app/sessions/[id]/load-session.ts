@@ -24,6 +24,15 @@ export interface SessionPageData {
   historyWindow: HistoryWindow;
   snapshots: ApiResult<Schemas['SnapshotList']>;
   events: ApiResult<EventView[]>;
+  /** Where the events and snapshots lists start (undefined: the newest) and where their next, older page starts. */
+  paging: { eventsBefore?: string; olderEvents: string | null; snapshotsBefore?: string; olderSnapshots: string | null };
+}
+
+/** Which pages of the lists the page shows: `?events=<id>` and `?snapshots=<id>` page back through all of a session's history. */
+export interface SessionPagePosition {
+  historyAfter?: string;
+  eventsBefore?: string;
+  snapshotsBefore?: string;
 }
 
 export type SessionDetailResult = { kind: 'ok'; session: Schemas['SessionDetail'] } | { kind: 'not-found' } | { kind: 'failure'; failure: ApiFailure };
@@ -58,7 +67,8 @@ export async function loadSessionDetail(client: CompactorClient, id: string): Pr
  * Everything else the Session page shows, read in parallel once the session is known. A section whose
  * read fails (a context that cannot fit its budget answers 422) shows its own error.
  */
-export async function loadSessionSections(client: CompactorClient, session: Schemas['SessionDetail'], historyAfter: string | undefined): Promise<SessionPageData> {
+export async function loadSessionSections(client: CompactorClient, session: Schemas['SessionDetail'], position: SessionPagePosition): Promise<SessionPageData> {
+  const { historyAfter, eventsBefore, snapshotsBefore } = position;
   const id = session.id;
   const path = { id };
   const window = historyWindow(historyAfter, session.messageCount);
@@ -68,8 +78,10 @@ export async function loadSessionSections(client: CompactorClient, session: Sche
     apiCall(() => client.GET('/v1/sessions/{id}/goal', { params: { path }, cache: 'no-store' })),
     apiCall(() => client.GET('/v1/sessions/{id}/context', { params: { path, query: { format: 'canonical' } }, cache: 'no-store' })),
     apiCall(() => client.GET('/v1/sessions/{id}/messages', { params: { path, query: { after: window.after, limit: HISTORY_PAGE_SIZE } }, cache: 'no-store' })),
-    apiCall(() => client.GET('/v1/sessions/{id}/snapshots', { params: { path, query: { limit: SNAPSHOTS_SHOWN } }, cache: 'no-store' })),
-    apiCall(() => client.GET('/v1/sessions/{id}/events', { params: { path, query: { order: 'desc', limit: EVENTS_SHOWN } }, cache: 'no-store' })),
+    apiCall(() => client.GET('/v1/sessions/{id}/snapshots', { params: { path, query: { limit: SNAPSHOTS_SHOWN, ...(snapshotsBefore ? { before: snapshotsBefore } : {}) } }, cache: 'no-store' })),
+    apiCall(() =>
+      client.GET('/v1/sessions/{id}/events', { params: { path, query: { order: 'desc', limit: EVENTS_SHOWN, ...(eventsBefore ? { before: eventsBefore } : {}) } }, cache: 'no-store' }),
+    ),
   ]);
 
   // What the head version did to each message: the diff from the uncompacted history (version 0) to the head.
@@ -90,5 +102,11 @@ export async function loadSessionSections(client: CompactorClient, session: Sche
     historyWindow: window,
     snapshots,
     events: events.ok ? { ok: true, data: events.data.events } : events,
+    paging: {
+      eventsBefore,
+      olderEvents: events.ok ? (events.data.nextCursor ?? null) : null,
+      snapshotsBefore,
+      olderSnapshots: snapshots.ok ? (snapshots.data.nextCursor ?? null) : null,
+    },
   };
 }

@@ -24,7 +24,7 @@ import { lastCompactionJobId, usageChartData } from '../../../lib/session-usage'
 import { authedClient } from '../../../server/api-key';
 import type { CompactorClient } from '../../../api/client';
 import type { components } from '../../../api/schema';
-import { loadSessionDetail, loadSessionSections, SNAPSHOTS_SHOWN } from './load-session';
+import { loadSessionDetail, loadSessionSections, type SessionPagePosition } from './load-session';
 
 type SessionDetail = components['schemas']['SessionDetail'];
 
@@ -62,7 +62,9 @@ export default async function SessionPage({ params, searchParams }: { params: Pa
   await connection();
   const id = sessionIdOf((await params).id);
   if (!id) notFound();
-  const after = (await searchParams).after;
+  const query = await searchParams;
+  const param = (name: string) => (typeof query[name] === 'string' ? (query[name] as string) : undefined);
+  const position: SessionPagePosition = { historyAfter: param('after'), eventsBefore: param('events'), snapshotsBefore: param('snapshots') };
   const heading = (
     <>
       <p className={styles.breadcrumb}>
@@ -98,7 +100,7 @@ export default async function SessionPage({ params, searchParams }: { params: Pa
     <>
       {heading}
       <Suspense fallback={<SessionSkeleton />}>
-        <SessionSections client={client} session={detail.session} after={typeof after === 'string' ? after : undefined} />
+        <SessionSections client={client} session={detail.session} position={position} />
       </Suspense>
     </>
   );
@@ -117,8 +119,19 @@ function SessionSkeleton() {
   );
 }
 
-async function SessionSections({ client, session: detail, after }: { client: CompactorClient; session: SessionDetail; after: string | undefined }) {
-  const { session, usage, checkpoints, goal, context, diff, history, historyWindow, snapshots, events } = await loadSessionSections(client, detail, after);
+/** The page's URL with one list moved to another page (undefined: back to its newest), the other lists where they are. */
+function pageHref(base: string, position: SessionPagePosition, change: Partial<SessionPagePosition>): string {
+  const next = { ...position, ...change };
+  const params = new URLSearchParams();
+  if (next.historyAfter) params.set('after', next.historyAfter);
+  if (next.eventsBefore) params.set('events', next.eventsBefore);
+  if (next.snapshotsBefore) params.set('snapshots', next.snapshotsBefore);
+  const search = params.toString();
+  return search ? `${base}?${search}` : base;
+}
+
+async function SessionSections({ client, session: detail, position }: { client: CompactorClient; session: SessionDetail; position: SessionPagePosition }) {
+  const { session, usage, checkpoints, goal, context, diff, history, historyWindow, snapshots, events, paging } = await loadSessionSections(client, detail, position);
   const href = sessionHref(session.id);
   const chart = usage.ok ? usageChartData(usage.data) : null;
   const checkpointList = checkpoints.ok ? checkpoints.data.checkpoints : [];
@@ -206,12 +219,26 @@ async function SessionSections({ client, session: detail, after }: { client: Com
       </div>
 
       <div className={styles.grid}>
-        {events.ok ? <LiveEvents sessionId={session.id} initial={events.data} /> : <SectionError title="Events" message={events.failure.message} />}
+        {events.ok ? (
+          <LiveEvents
+            sessionId={session.id}
+            initial={events.data}
+            paging={{
+              older: paging.olderEvents ? pageHref(href, position, { eventsBefore: paging.olderEvents }) : null,
+              newest: paging.eventsBefore ? pageHref(href, position, { eventsBefore: undefined }) : null,
+            }}
+          />
+        ) : (
+          <SectionError title="Events" message={events.failure.message} />
+        )}
         {snapshots.ok ? (
           <SnapshotsPanel
             sessionId={session.id}
             snapshots={snapshotRows(snapshots.data.snapshots, context.ok ? (context.data.contextVersion ?? null) : null)}
-            more={Boolean(snapshots.data.nextCursor) || snapshots.data.snapshots.length > SNAPSHOTS_SHOWN}
+            paging={{
+              older: paging.olderSnapshots ? pageHref(href, position, { snapshotsBefore: paging.olderSnapshots }) : null,
+              newest: paging.snapshotsBefore ? pageHref(href, position, { snapshotsBefore: undefined }) : null,
+            }}
           />
         ) : (
           <SectionError title="Snapshots" message={snapshots.failure.message} />
