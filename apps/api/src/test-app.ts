@@ -26,6 +26,8 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
     QUEUE_PREFIX: uniqueQueuePrefix('api'),
     LOG_LEVEL: 'info',
     PORT: '3000', // unused: the test app listens on an ephemeral port
+    // The fake upstreams tenants are pointed at listen on loopback.
+    COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS: 'true',
     ...overrides,
   });
   const logs: Record<string, unknown>[] = [];

@@ -26,6 +26,12 @@ export const apiConfigSchema = z.object({
   /** The proxy's upstreams (a tenant's settings may name others): provider paths are appended, e.g. `/v1/messages`. */
   COMPACTOR_PROXY_ANTHROPIC_BASE_URL: httpUrl.default('https://api.anthropic.com'),
   COMPACTOR_PROXY_OPENAI_BASE_URL: httpUrl.default('https://api.openai.com'),
+  /**
+   * Whether a tenant's `settings.proxy` upstream may resolve to loopback, link-local (169.254.0.0/16, cloud metadata)
+   * or private addresses. Off by default: a tenant's settings must not reach the operator's internal network.
+   * The environment's own upstreams above are the operator's choice and never checked.
+   */
+  COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** How long the proxy waits for the upstream: to connect and answer, and between two chunks of a streamed answer. */
   COMPACTOR_PROXY_TIMEOUT_MS: positiveInt.max(3_600_000).default(600_000),
   /** How long a shutdown waits for in-flight requests before closing connections. */

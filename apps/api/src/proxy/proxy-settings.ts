@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
 import { LOGGER } from '../logging/logger';
-import type { ProxyProvider } from './provider-errors';
+import { PROVIDER_NAMES, ProxyError, ProxyProvider } from './provider-errors';
+import { internalAddressOf } from './upstream-address';
 
 const httpUrl = z.string().refine((v) => {
   try {
@@ -39,7 +40,7 @@ const TTL_MS = 10_000;
  */
 @Injectable()
 export class ProxySettings {
-  private readonly cache = new Map<string, { at: number; settings: UpstreamSettings }>();
+  private readonly cache = new Map<string, { at: number; settings: UpstreamSettings | ProxyError }>();
 
   constructor(
     @Inject(API_CONFIG) private readonly config: ApiConfig,
@@ -49,19 +50,41 @@ export class ProxySettings {
 
   async forTenant(tenantId: string): Promise<UpstreamSettings> {
     const hit = this.cache.get(tenantId);
-    if (hit && Date.now() - hit.at < TTL_MS) return hit.settings;
+    const settings = hit && Date.now() - hit.at < TTL_MS ? hit.settings : await this.read(tenantId);
+    if (settings instanceof ProxyError) throw settings;
+    return settings;
+  }
+
+  private async read(tenantId: string): Promise<UpstreamSettings | ProxyError> {
     const parsed = tenantProxySchema.safeParse((await this.tenants.settings(tenantId)) ?? {});
     if (!parsed.success) this.logger.warn({ tenantId, problems: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) }, 'tenant proxy settings ignored');
     const own = parsed.success ? parsed.data.proxy : undefined;
-    const settings: UpstreamSettings = {
+    let settings: UpstreamSettings | ProxyError = {
       baseUrl: {
         anthropic: own?.anthropicBaseUrl ?? this.config.COMPACTOR_PROXY_ANTHROPIC_BASE_URL,
         openai: own?.openaiBaseUrl ?? this.config.COMPACTOR_PROXY_OPENAI_BASE_URL,
       },
       timeoutMs: own?.timeoutMs ?? this.config.COMPACTOR_PROXY_TIMEOUT_MS,
     };
+    if (!this.config.COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS) settings = (await this.internalUpstream(tenantId, own)) ?? settings;
     if (this.cache.size > 10_000) this.cache.clear();
     this.cache.set(tenantId, { at: Date.now(), settings });
     return settings;
+  }
+
+  /** The refusal of a tenant's own upstream that resolves to an internal address (F8: settings must not reach the operator's network). */
+  private async internalUpstream(tenantId: string, own: { anthropicBaseUrl?: string; openaiBaseUrl?: string } | undefined): Promise<ProxyError | undefined> {
+    for (const [provider, url] of [['anthropic', own?.anthropicBaseUrl], ['openai', own?.openaiBaseUrl]] as const) {
+      if (url === undefined) continue;
+      const address = await internalAddressOf(url);
+      if (address === undefined) continue;
+      this.logger.warn({ tenantId, provider, address }, 'tenant proxy upstream refused: internal address');
+      return new ProxyError(
+        502,
+        'upstream_not_allowed',
+        `Compactor proxy: the tenant's ${PROVIDER_NAMES[provider]} upstream resolves to an internal address (${address}); set COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS=true to allow it`,
+      );
+    }
+    return undefined;
   }
 }

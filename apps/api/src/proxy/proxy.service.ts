@@ -37,6 +37,7 @@ import { policyHeader, ProxyRequest, sessionIdHeader } from './proxy-request';
 import { ProxyAuth } from './proxy-auth';
 import { ProxySettings, UpstreamSettings } from './proxy-settings';
 import { ProxyError, ProxyProvider, sendProviderError } from './provider-errors';
+import { passThroughPath } from './pass-through-path';
 import { KeyedLock } from './session-lock';
 import { commonPrefixLength } from './json-scan';
 import { storedForm } from './stored-form';
@@ -398,7 +399,7 @@ export class ProxyService implements OnModuleDestroy {
     try {
       const auth = await this.auth.authenticate(req.headers);
       const upstream = await this.settings.forTenant(auth.tenantId);
-      const path = req.originalUrl.slice(`/v1/proxy/${provider}`.length) || '/';
+      const path = passThroughPath(upstream.baseUrl[provider], req.originalUrl.slice(`/v1/proxy/${provider}`.length) || '/');
       const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
       const exchange = await this.upstream.send({ provider, baseUrl: upstream.baseUrl[provider], path, method: req.method, headers: upstreamHeaders(req.headers), body, timeoutMs: upstream.timeoutMs });
       await this.relay(provider, res, exchange, {});
