@@ -1,0 +1,86 @@
+import { FakeLlm, pollUntil, RunningApp, startFakeLlm, startWorkerFor } from '@compactor/testing';
+import { randomBytes } from 'node:crypto';
+import request from 'supertest';
+import { startTestApi, TestApi } from '../test-app';
+
+interface JobView {
+  id: string;
+  status: string;
+  trigger: string;
+  llmCalls: number | null;
+}
+
+/**
+ * Seed 002's layer 1 end to end: a tool result over 50,000 characters, appended over HTTP, makes
+ * an `ingest` job; a real worker splits it into 50,000-character chunks and has the LLM (the fake
+ * OpenAI upstream) summarize each, then the context serves the summary in its place while the
+ * history keeps the result byte for byte.
+ */
+describe('two-layer: a large tool result is chunked and summarized at ingest', () => {
+  let api: TestApi;
+  let worker: RunningApp;
+  let fake: FakeLlm;
+  let key: string;
+
+  beforeAll(async () => {
+    fake = await startFakeLlm({ summarize: (r) => `CHUNK-SUMMARY(${JSON.stringify(r.body).length} chars)` });
+    api = await startTestApi();
+    key = await api.tenantKey();
+    worker = await startWorkerFor(api.config, { COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-two-layer-00000000000000' });
+  }, 60_000);
+  afterAll(async () => {
+    await worker?.stop();
+    await api?.close();
+    await fake?.close();
+  });
+  const http = () => request(api.app.getHttpServer());
+  const auth = () => ({ Authorization: `Bearer ${key}` });
+
+  it('appends a 120,000-character result: an ingest job has the LLM summarize its three chunks; the context serves the summary, the history the result', async () => {
+    const id = `two-layer-${randomBytes(4).toString('hex')}`;
+    // A real-looking listing: numbered lines of a long log, 120,000 characters.
+    const lines: string[] = [];
+    for (let i = 1; lines.join('\n').length < 120_000; i += 1) lines.push(`${String(i).padStart(6, '0')} INFO worker[${i % 7}] processed batch ${i} in ${(i * 37) % 1000} ms`);
+    const output = lines.join('\n').slice(0, 120_000);
+    const before = fake.requests.length;
+    const res = await http()
+      .post(`/v1/sessions/${id}/messages`)
+      .set(auth())
+      .send({
+        model: 'gpt-4o',
+        policy: 'two-layer',
+        format: 'openai',
+        messages: [
+          { role: 'user', content: 'Why is the worker slow?' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'call_log', type: 'function', function: { name: 'read_log', arguments: '{"path":"worker.log"}' } }] },
+          { role: 'tool', tool_call_id: 'call_log', content: output },
+        ],
+      })
+      .expect(201);
+    expect(res.body.compaction.scheduled).toBe(true);
+    const job = await pollUntil(
+      async () => {
+        const j = (await http().get(`/v1/jobs/${res.body.compaction.jobId}`).set(auth()).expect(200)).body as JobView;
+        return ['succeeded', 'skipped', 'failed'].includes(j.status) ? j : undefined;
+      },
+      { timeoutMs: 60_000, what: `the ingest job (worker output: ${worker.output().slice(-1500)})` },
+    );
+    expect(job).toMatchObject({ status: 'succeeded', trigger: 'ingest' });
+
+    // Three chunk summaries (50,000 + 50,000 + 20,000 characters), each call carrying its own chunk.
+    const calls = fake.requests.slice(before).filter((r) => r.path.endsWith('/chat/completions'));
+    const chunkCalls = calls.filter((r) => JSON.stringify(r.body).includes('one chunk of a very large tool result'));
+    expect(chunkCalls).toHaveLength(3);
+    expect(chunkCalls.map((r) => JSON.stringify(r.body)).every((b, k) => b.includes(output.slice(k * 50_000, k * 50_000 + 200).split('\n')[1]))).toBe(true);
+    expect(job.llmCalls).toBe(calls.length);
+
+    // The context serves the summary in the result's place; the history keeps the result exactly.
+    const context = (await http().get(`/v1/sessions/${id}/context?format=openai`).set(auth()).expect(200)).body;
+    const tool = context.messages.find((m: { role: string }) => m.role === 'tool');
+    expect(tool.tool_call_id).toBe('call_log');
+    expect(tool.content).toContain('CHUNK-SUMMARY');
+    expect(tool.content.length).toBeLessThan(output.length / 5);
+    const history = (await http().get(`/v1/sessions/${id}/messages`).set(auth()).expect(200)).body.messages;
+    expect(history[2].message.content).toBe(output);
+  });
+});
