@@ -15,6 +15,7 @@ export enum ErrorCode {
   PayloadTooLarge = 'payload_too_large',
   BudgetTooSmall = 'budget_too_small',
   NotReady = 'not_ready',
+  TooManyRequests = 'too_many_requests',
 }
 
 export class DomainError extends Error {
@@ -83,6 +84,13 @@ export class Unauthorized extends DomainError {
 export class Forbidden extends DomainError {
   constructor(needed: string) {
     super(ErrorCode.Forbidden, `This API key lacks the '${needed}' scope`);
+  }
+}
+
+/** A per-key limit was reached (open event streams); the client may try again later. */
+export class TooManyRequests extends DomainError {
+  constructor(message: string) {
+    super(ErrorCode.TooManyRequests, message);
   }
 }
 

@@ -23,6 +23,8 @@ export const apiConfigSchema = z.object({
   DRY_RUN_TIMEOUT_MS: positiveInt.max(600_000).default(60_000),
   /** Interval of the SSE comment that keeps idle event streams open through proxies; each beat also re-reads missed events. */
   EVENTS_HEARTBEAT_MS: positiveInt.max(600_000).default(15_000),
+  /** Live event streams one API key may hold open on one API process; one more is a 429. */
+  EVENTS_STREAMS_PER_KEY: positiveInt.max(10_000).default(20),
   /** The proxy's upstreams (a tenant's settings may name others): provider paths are appended, e.g. `/v1/messages`. */
   COMPACTOR_PROXY_ANTHROPIC_BASE_URL: httpUrl.default('https://api.anthropic.com'),
   COMPACTOR_PROXY_OPENAI_BASE_URL: httpUrl.default('https://api.openai.com'),

@@ -28,6 +28,8 @@ export function statusOf(code: ErrorCode): number {
       return HttpStatus.UNPROCESSABLE_ENTITY;
     case ErrorCode.NotReady:
       return HttpStatus.SERVICE_UNAVAILABLE;
+    case ErrorCode.TooManyRequests:
+      return HttpStatus.TOO_MANY_REQUESTS;
   }
 }
 

@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { TooManyRequests } from '@compactor/compaction';
 import { EventSubscriber } from '@compactor/jobs';
 import { EventRecord, EventRepository, SessionRecord } from '@compactor/persistence';
 import type { Response } from 'express';
@@ -40,14 +41,33 @@ export class EventStreamService implements OnModuleDestroy {
     return this.open.size;
   }
 
-  /** Starts the stream and returns; the stream lives until the client disconnects or the app shuts down. */
-  async stream(res: Response, session: SessionRecord, lastId: bigint, types?: string[]): Promise<void> {
+  /** Open streams per API key in this process. */
+  private readonly perKey = new Map<string, number>();
+
+  /**
+   * Starts the stream and returns; the stream lives until the client disconnects, its key is revoked
+   * (checked at every heartbeat) or the app shuts down. A key already holding EVENTS_STREAMS_PER_KEY
+   * streams gets a 429 before anything is sent.
+   */
+  async stream(res: Response, session: SessionRecord, lastId: bigint, types: string[] | undefined, key: { id: string; stillActive: () => Promise<boolean> }): Promise<void> {
+    const held = this.perKey.get(key.id) ?? 0;
+    if (held >= this.config.EVENTS_STREAMS_PER_KEY) {
+      throw new TooManyRequests(`This API key already holds ${held} open event streams (EVENTS_STREAMS_PER_KEY); close one first`);
+    }
+    this.perKey.set(key.id, held + 1);
     let closed = false;
     let reading = false;
     let again = false;
     let unlisten: (() => void) | undefined;
     // Runs first after a full interval, when the stream is set up below.
     const heartbeat = setInterval(() => {
+      // A revoked (or deleted) key's streams end at the next beat.
+      key.stillActive().then(
+        (active) => {
+          if (!active) close();
+        },
+        () => undefined,
+      );
       void write(': heartbeat\n\n');
       wake();
     }, this.config.EVENTS_HEARTBEAT_MS);
@@ -58,6 +78,9 @@ export class EventStreamService implements OnModuleDestroy {
       clearInterval(heartbeat);
       unlisten?.();
       this.open.delete(close);
+      const left = (this.perKey.get(key.id) ?? 1) - 1;
+      if (left > 0) this.perKey.set(key.id, left);
+      else this.perKey.delete(key.id);
       if (!res.writableEnded) res.end();
     };
     // Backpressure: a slow client holds its own reads back, never the process's memory.

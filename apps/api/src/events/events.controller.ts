@@ -1,7 +1,8 @@
-import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
+import { Controller, Get, Headers, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiHeader, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ValidationFailed } from '@compactor/compaction';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import { ApiKeyAuthenticator } from '../auth/api-key-authenticator';
 import { Auth, Authenticated } from '../auth/auth.decorator';
 import { AuthContext } from '../auth/scopes';
 import { parseOrThrow, parseSessionId } from '../common/validation';
@@ -18,6 +19,7 @@ export class EventsController {
   constructor(
     private readonly events: EventsService,
     private readonly streams: EventStreamService,
+    private readonly authenticator: ApiKeyAuthenticator,
   ) {}
 
   @Get(':id/events')
@@ -45,6 +47,7 @@ export class EventsController {
     @Query() query: unknown,
     @Headers('accept') accept: string | undefined,
     @Headers('last-event-id') lastEventId: string | undefined,
+    @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
     const sessionId = parseSessionId(id);
@@ -62,6 +65,6 @@ export class EventsController {
     const from = lastEventId !== undefined && lastEventId !== '' ? parseOrThrow(eventIdSchema, lastEventId, 'Last-Event-ID') : (q.after ?? 0n);
     // Validated and resolved (404) before the stream starts: after that the status is 200.
     const session = await this.events.session(auth.tenantId, sessionId);
-    await this.streams.stream(res, session, from, q.type);
+    await this.streams.stream(res, session, from, q.type, { id: auth.keyId, stillActive: () => this.authenticator.stillActive(req) });
   }
 }

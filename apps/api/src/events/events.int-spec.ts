@@ -290,7 +290,7 @@ describe('session events: GET /v1/sessions/:id/events', () => {
   describe('heartbeat and shutdown', () => {
     let quick: TestApi | undefined;
     beforeAll(async () => {
-      quick = await startTestApi({ EVENTS_HEARTBEAT_MS: '200' });
+      quick = await startTestApi({ EVENTS_HEARTBEAT_MS: '200', EVENTS_STREAMS_PER_KEY: '2' });
     });
     afterAll(async () => {
       await quick?.close();
@@ -308,6 +308,29 @@ describe('session events: GET /v1/sessions/:id/events', () => {
       await quick.app.get(EventRepository).record(session.id, session.tenantId, 'compressed', 'Recorded without a wake-up');
       const e = await client.waitFor((x) => x.data.line === 'Recorded without a wake-up', 'the event at the next beat');
       expect(e.event).toBe('compressed');
+    });
+
+    it("a revoked key's streams end within one heartbeat; a key holds at most EVENTS_STREAMS_PER_KEY streams (then 429)", async () => {
+      if (!quick) throw new Error('no API');
+      const admin = await quick.tenantKey(['ingest', 'read', 'admin'], `tenant-${uid('revoke')}`);
+      const http = () => request(quick!.app.getHttpServer());
+      const created = (await http().post('/v1/keys').set(auth(admin)).send({ name: 'streamer', scopes: ['read'] }).expect(201)).body as { id: string; key: string };
+      const id = uid('revoked');
+      await http().post('/v1/sessions').set(auth(admin)).send({ id }).expect(201);
+      const first = await stream(id, {}, '', baseUrl(quick), created.key);
+      const second = await stream(id, {}, '', baseUrl(quick), created.key);
+      expect([first.status, second.status]).toEqual([200, 200]);
+      const third = await http().get(`/v1/sessions/${id}/events`).set({ ...auth(created.key), accept: 'text/event-stream' }).expect(429);
+      expect(third.body.error.message).toContain('EVENTS_STREAMS_PER_KEY');
+      // Another key of the tenant is not held back by this one's streams.
+      const other = await stream(id, {}, '', baseUrl(quick), admin);
+      expect(other.status).toBe(200);
+
+      await http().delete(`/v1/keys/${created.id}`).set(auth(admin)).expect(200);
+      await pollUntil(async () => (first.ended && second.ended ? true : undefined), { what: 'the revoked key’s streams to end', timeoutMs: 5_000 });
+      expect(other.ended).toBe(false);
+      // Their slots are free again (the key itself is refused now).
+      await http().get(`/v1/sessions/${id}/events`).set({ ...auth(created.key), accept: 'text/event-stream' }).expect(401);
     });
 
     it('shutting down ends the open streams instead of waiting for their clients', async () => {
