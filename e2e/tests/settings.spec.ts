@@ -144,7 +144,7 @@ test('a key is created with its secret shown once, and revoked after a confirmat
   const prefix = (await row.locator('code').first().textContent())!.replace(/…$/, '');
   expect(prefix.length).toBeGreaterThan(3);
   expect(key.startsWith(prefix)).toBe(true);
-  expect((await api.get('/v1/status', { headers: { Authorization: `Bearer ${key}` } })).status(), 'the new key works').toBe(200);
+  expect((await api.get('/v1/status/caller', { headers: { Authorization: `Bearer ${key}` } })).status(), 'the new key works').toBe(200);
   await screenshot(page, 'settings-key-created');
 
   // Revoke: Cancel changes nothing; confirming revokes.
@@ -156,7 +156,7 @@ test('a key is created with its secret shown once, and revoked after a confirmat
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await expect(dialog).toBeHidden();
   await expect(row).toContainText('Active');
-  expect((await api.get('/v1/status', { headers: { Authorization: `Bearer ${key}` } })).status()).toBe(200);
+  expect((await api.get('/v1/status/caller', { headers: { Authorization: `Bearer ${key}` } })).status()).toBe(200);
 
   await row.getByRole('button', { name: `Revoke ${name}` }).click();
   await dialog.getByRole('button', { name: 'Revoke key' }).click();
@@ -167,7 +167,7 @@ test('a key is created with its secret shown once, and revoked after a confirmat
   await revoked.locator('summary').click();
   await expect(revoked.getByTestId('key-row').filter({ hasText: name })).toContainText('Revoked');
   await expect(row.getByRole('button', { name: `Revoke ${name}` })).toHaveCount(0);
-  expect((await api.get('/v1/status', { headers: { Authorization: `Bearer ${key}` } })).status(), 'the revoked key is refused').toBe(401);
+  expect((await api.get('/v1/status/caller', { headers: { Authorization: `Bearer ${key}` } })).status(), 'the revoked key is refused').toBe(401);
 
   // Shown once: after a reload the secret is gone.
   await page.reload();

@@ -71,13 +71,16 @@ describe('GET /v1/status', () => {
     await fake?.close();
   });
 
-  it('needs a key with the read scope, and tells the caller its scopes', async () => {
+  it('needs the admin scope (it names worker hosts and endpoints); GET /v1/status/caller tells any live key its scopes', async () => {
     await http().get('/v1/status').expect(401);
     await http().get('/v1/status').set(auth('ck_not_a_key')).expect(401);
-    const readKey = await api.tenantKey(['read']);
-    const body = await status(readKey);
-    expect(body.caller).toEqual({ tenantId: expect.any(String), keyId: expect.any(String), scopes: ['read'] });
+    const readKey = await api.tenantKey(['read', 'ingest']);
+    const refused = await http().get('/v1/status').set(auth(readKey)).expect(403);
+    expect(refused.body.error.message).toContain('admin');
     expect((await status()).caller).toMatchObject({ scopes: ['admin'] });
+    const caller = (await http().get('/v1/status/caller').set(auth(readKey)).expect(200)).body;
+    expect(caller).toEqual({ tenantId: expect.any(String), keyId: expect.any(String), scopes: ['read', 'ingest'] });
+    await http().get('/v1/status/caller').set(auth('ck_not_a_key')).expect(401);
   });
 
   it('lists no worker and an empty queue before any worker runs, and the presets with their triggers', async () => {

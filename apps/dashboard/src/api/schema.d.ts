@@ -442,8 +442,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** What runs behind the API: the live workers with their summarizer (provider, model, endpoint without secrets) and whether it answers, the compaction queue depth, the policy presets, and the scopes of the key that asks. */
+        /** What runs behind the API (admin): the live workers with their host, summarizer (provider, model, endpoint without secrets) and whether it answers, the compaction queue depth, the policy presets, and the scopes of the key that asks. */
         get: operations["getStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/status/caller": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The key that asks: its tenant, id and scopes (any live key may ask; a 401 means it is not live). */
+        get: operations["getCaller"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3009,6 +3026,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StatusResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'admin' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getCaller: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallerView"];
                 };
             };
             /** @description Missing, unknown or revoked API key. */

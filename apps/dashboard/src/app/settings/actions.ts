@@ -3,7 +3,7 @@
 import { revalidatePath } from 'next/cache';
 import { headers } from 'next/headers';
 import { readWith, readWithSavedKey } from '../../components/settings/api-access';
-import { createdApiKeySchema, revokedApiKeySchema, statusSchema } from '../../components/settings/settings-schema';
+import { callerSchema, createdApiKeySchema, revokedApiKeySchema } from '../../components/settings/settings-schema';
 import { parseKeyInput, parseNewKeyForm } from '../../components/settings/settings-view';
 import { clearApiKey, clientWithKey, storeApiKey } from '../../server/api-key';
 
@@ -36,8 +36,8 @@ async function overHttps(): Promise<boolean> {
 export async function saveApiKey(_previous: FormState, form: FormData): Promise<FormState> {
   const input = parseKeyInput(form.get('apiKey'));
   if (!input.ok) return { status: 'error', message: input.message, field: input.field };
-  // GET /v1/status needs only `read`, which every key has: a 200 means the key is live.
-  const check = await readWith(clientWithKey(input.value), (client, signal) => client.GET('/v1/status', { signal, cache: 'no-store' }), statusSchema);
+  // GET /v1/status/caller needs only `read`, which every key has: a 200 means the key is live.
+  const check = await readWith(clientWithKey(input.value), (client, signal) => client.GET('/v1/status/caller', { signal, cache: 'no-store' }), callerSchema);
   if (check.state === 'rejected') {
     return { status: 'error', field: 'apiKey', message: check.status === 401 ? `The API rejected this key: ${check.message}.` : `The API refused this key: ${check.message}.` };
   }
@@ -45,7 +45,7 @@ export async function saveApiKey(_previous: FormState, form: FormData): Promise<
   if (check.state === 'no-key') return { status: 'error', field: 'apiKey', message: 'Enter an API key.' };
   await storeApiKey(input.value, await overHttps());
   revalidatePath('/', 'layout');
-  return { status: 'done', message: `Key saved: scopes ${check.data.caller.scopes.join(', ')}.` };
+  return { status: 'done', message: `Key saved: scopes ${check.data.scopes.join(', ')}.` };
 }
 
 export async function removeApiKey(): Promise<void> {

@@ -2,7 +2,7 @@ import type { Metadata } from 'next';
 import { loadReadiness } from '../../api/load-readiness';
 import { readWithSavedKey, type ApiAccess } from '../../components/settings/api-access';
 import { ApiKeySection, KeysSection, PresetsSection, ProviderSection } from '../../components/settings/settings-sections';
-import { apiKeyListSchema, statusSchema, type ApiKeyView, type StatusResponse } from '../../components/settings/settings-schema';
+import { apiKeyListSchema, callerSchema, statusSchema, type ApiKeyView, type CallerView, type StatusResponse } from '../../components/settings/settings-schema';
 import { getDashboardConfig } from '../../config';
 import { readApiKey } from '../../server/api-key';
 import { removeApiKey } from './actions';
@@ -15,25 +15,30 @@ export default async function SettingsPage() {
   const apiAnswers = readiness.state === 'ready' || readiness.state === 'not_ready';
   const hasKey = (await readApiKey()) !== null;
 
-  let status: ApiAccess<StatusResponse>;
-  if (!hasKey) status = { state: 'no-key' };
+  let caller: ApiAccess<CallerView>;
+  if (!hasKey) caller = { state: 'no-key' };
   // The layout already says the API is down; no need to wait for a second timeout.
-  else if (!apiAnswers) status = { state: 'unavailable', reason: 'the API is unreachable' };
+  else if (!apiAnswers) caller = { state: 'unavailable', reason: 'the API is unreachable' };
+  else caller = await readWithSavedKey((client, signal) => client.GET('/v1/status/caller', { signal, cache: 'no-store' }), callerSchema);
+  const admin = caller.state === 'ok' && caller.data.scopes.includes('admin');
+
+  // The workers' hosts and endpoints are for admins (GET /v1/status needs the admin scope).
+  let status: ApiAccess<StatusResponse>;
+  if (caller.state !== 'ok') status = caller;
+  else if (!admin) status = { state: 'rejected', status: 403, message: `this needs a key with the admin scope; the saved key has ${caller.data.scopes.join(', ')}` };
   else status = await readWithSavedKey((client, signal) => client.GET('/v1/status', { signal, cache: 'no-store' }), statusSchema);
 
   let keys: ApiAccess<{ keys: ApiKeyView[] }> | null = null;
-  if (status.state === 'ok' && status.data.caller.scopes.includes('admin')) {
-    keys = await readWithSavedKey((client, signal) => client.GET('/v1/keys', { signal, cache: 'no-store' }), apiKeyListSchema);
-  }
+  if (admin) keys = await readWithSavedKey((client, signal) => client.GET('/v1/keys', { signal, cache: 'no-store' }), apiKeyListSchema);
   const now = new Date();
 
   return (
     <>
       <h1>Settings</h1>
       <p className="lead">The API key this dashboard uses, the tenant&apos;s keys, the summarizer the workers run, and the policy presets.</p>
-      <ApiKeySection status={status} keys={keys} removeAction={removeApiKey} />
+      <ApiKeySection caller={caller} keys={keys} removeAction={removeApiKey} />
       <ProviderSection status={status} now={now} />
-      <KeysSection status={status} keys={keys} />
+      <KeysSection caller={caller} keys={keys} />
       <PresetsSection status={status} />
       <section className="panel" aria-labelledby="connection-heading">
         <h2 id="connection-heading">Connection</h2>

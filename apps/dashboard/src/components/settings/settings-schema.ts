@@ -65,9 +65,13 @@ const workerStatus: z.ZodType<Schemas['WorkerStatusView']> = z.object({
   }),
 });
 
+/** GET /v1/status/caller: the saved key's tenant, id and scopes (any live key may ask). */
+export const callerSchema: z.ZodType<Schemas['CallerView']> = z.object({ tenantId: z.string(), keyId: z.string(), scopes: z.array(scope) });
+export type CallerView = Schemas['CallerView'];
+
 export const statusSchema: z.ZodType<Schemas['StatusResponse']> = z.object({
   checkedAt: instant,
-  caller: z.object({ tenantId: z.string(), keyId: z.string(), scopes: z.array(scope) }),
+  caller: callerSchema,
   workers: z.array(workerStatus),
   queueDepth: queueDepthSchema,
   presets: z.array(z.object({ name: presetName, isDefault: z.boolean(), trigger: z.object({ fraction: z.number(), base: z.enum(['budget', 'available']) }) })),

@@ -5,17 +5,17 @@ import { ApiKeyForm } from './api-key-form';
 import { CreateKeyForm } from './create-key-form';
 import { KeyNotice } from './key-notice';
 import { RevokeKeyButton } from './revoke-key-button';
-import type { ApiKeyView, PresetView, StatusResponse, WorkerStatus } from './settings-schema';
+import type { ApiKeyView, CallerView, PresetView, StatusResponse, WorkerStatus } from './settings-schema';
 import { PRESET_DESCRIPTIONS, providerSummary, triggerText } from './settings-view';
 import styles from './settings.module.css';
 
 /** The saved key: who it is and what it may do, or the form to enter one. */
 export function ApiKeySection({
-  status,
+  caller,
   keys,
   removeAction,
 }: {
-  status: ApiAccess<StatusResponse>;
+  caller: ApiAccess<CallerView>;
   keys: ApiAccess<{ keys: ApiKeyView[] }> | null;
   removeAction: () => Promise<void>;
 }) {
@@ -29,27 +29,27 @@ export function ApiKeySection({
   return (
     <section className={styles.section} aria-labelledby="api-key-heading">
       <h2 id="api-key-heading">API key</h2>
-      {status.state === 'no-key' && <ApiKeyForm />}
-      {status.state === 'rejected' && (
+      {caller.state === 'no-key' && <ApiKeyForm />}
+      {caller.state === 'rejected' && (
         <>
-          <KeyNotice problem={status} what="this tenant's data" onSettings />
+          <KeyNotice problem={caller} what="this tenant's data" onSettings />
           <div className={styles.actions}>{removeForm}</div>
           <ApiKeyForm replacing />
         </>
       )}
-      {status.state === 'unavailable' && (
+      {caller.state === 'unavailable' && (
         <>
-          <p className={styles.hint}>A key is saved, but the API could not check it now ({status.reason}).</p>
+          <p className={styles.hint}>A key is saved, but the API could not check it now ({caller.reason}).</p>
           <div className={styles.actions}>{removeForm}</div>
         </>
       )}
-      {status.state === 'ok' && <SavedKey status={status.data} keys={keys} removeForm={removeForm} />}
+      {caller.state === 'ok' && <SavedKey caller={caller.data} keys={keys} removeForm={removeForm} />}
     </section>
   );
 }
 
-function SavedKey({ status, keys, removeForm }: { status: StatusResponse; keys: ApiAccess<{ keys: ApiKeyView[] }> | null; removeForm: ReactNode }) {
-  const own = keys?.state === 'ok' ? keys.data.keys.find((k) => k.id === status.caller.keyId) : undefined;
+function SavedKey({ caller, keys, removeForm }: { caller: CallerView; keys: ApiAccess<{ keys: ApiKeyView[] }> | null; removeForm: ReactNode }) {
+  const own = keys?.state === 'ok' ? keys.data.keys.find((k) => k.id === caller.keyId) : undefined;
   return (
     <>
       <p className={styles.okLine} data-testid="key-saved">
@@ -66,7 +66,7 @@ function SavedKey({ status, keys, removeForm }: { status: StatusResponse; keys: 
         )}
         <dt>Scopes</dt>
         <dd data-testid="key-scopes">
-          {status.caller.scopes.map((s) => (
+          {caller.scopes.map((s) => (
             <code key={s} className={styles.scope}>
               {s}
             </code>
@@ -74,7 +74,7 @@ function SavedKey({ status, keys, removeForm }: { status: StatusResponse; keys: 
         </dd>
         <dt>Tenant</dt>
         <dd>
-          <code>{status.caller.tenantId}</code>
+          <code>{caller.tenantId}</code>
         </dd>
       </dl>
       <div className={styles.actions}>{removeForm}</div>
@@ -198,17 +198,17 @@ function WorkerRow({ worker: w, now }: { worker: WorkerStatus; now: Date }) {
 }
 
 /** The tenant's keys (admin scope): create, and revoke with a confirmation. */
-export function KeysSection({ status, keys }: { status: ApiAccess<StatusResponse>; keys: ApiAccess<{ keys: ApiKeyView[] }> | null }) {
+export function KeysSection({ caller, keys }: { caller: ApiAccess<CallerView>; keys: ApiAccess<{ keys: ApiKeyView[] }> | null }) {
   let body: ReactNode;
-  if (status.state !== 'ok') body = <KeyNotice problem={status} what="the tenant's API keys" onSettings />;
-  else if (!status.data.caller.scopes.includes('admin') || keys === null)
+  if (caller.state !== 'ok') body = <KeyNotice problem={caller} what="the tenant's API keys" onSettings />;
+  else if (!caller.data.scopes.includes('admin') || keys === null)
     body = (
       <p className={styles.hint}>
-        Managing keys needs the <code>admin</code> scope; the saved key has {status.data.caller.scopes.join(', ')}.
+        Managing keys needs the <code>admin</code> scope; the saved key has {caller.data.scopes.join(', ')}.
       </p>
     );
   else if (keys.state !== 'ok') body = <KeyNotice problem={keys} what="the tenant's API keys" onSettings />;
-  else body = <KeysTable keys={keys.data.keys} ownKeyId={status.data.caller.keyId} />;
+  else body = <KeysTable keys={keys.data.keys} ownKeyId={caller.data.keyId} />;
   return (
     <section className={styles.section} aria-labelledby="keys-heading">
       <h2 id="keys-heading">API keys</h2>
