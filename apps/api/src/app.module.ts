@@ -15,7 +15,7 @@ import { KeysService } from './keys/keys.service';
 import { LOGGER } from './logging/logger';
 import { MetricsController } from './metrics/metrics.controller';
 import { MetricsService } from './metrics/metrics.service';
-import { REDIS, RedisLifecycle, redisProvider } from './redis.provider';
+import { RedisLifecycle, redisProvider } from './redis.provider';
 import { AppendService } from './sessions/append.service';
 import { ContextService } from './sessions/context.service';
 import { SessionUpdateService } from './sessions/session-update.service';
@@ -26,7 +26,7 @@ import { CompactionScheduler } from './compaction/compaction-scheduler';
 import { ArtifactsController, ToolsController } from './compaction/artifacts.controller';
 import { CompactionController } from './compaction/compaction.controller';
 import { CompactionService } from './compaction/compaction.service';
-import { JobQueue } from '@compactor/jobs';
+import { createProducerConnection, JobQueue } from '@compactor/jobs';
 import { SnapshotsController } from './snapshots/snapshots.controller';
 import { SnapshotsService } from './snapshots/snapshots.service';
 import { GoalController } from './goal/goal.controller';
@@ -37,7 +37,6 @@ import { ProxyController } from './proxy/proxy.controller';
 import { proxyProviders } from './proxy/proxy-providers';
 import { StatusController } from './status/status.controller';
 import { StatusService } from './status/status.service';
-import type { Redis } from 'ioredis';
 
 @Module({})
 export class AppModule {
@@ -62,11 +61,8 @@ export class AppModule {
         AppendService,
         ContextService,
         MessageTokenCounter,
-        {
-          provide: JobQueue,
-          inject: [REDIS],
-          useFactory: (redis: Redis) => new JobQueue(redis, config.QUEUE_PREFIX),
-        },
+        // Its own connection that fails fast while Redis is down: an append never waits for a reconnection.
+        { provide: JobQueue, useFactory: () => new JobQueue(createProducerConnection(config.REDIS_URL), config.QUEUE_PREFIX, true) },
         CompactionScheduler,
         CompactionService,
         ...eventProviders,

@@ -9,6 +9,7 @@ import { JobRunner, WORKER_REDIS } from './jobs/job-runner';
 import { MaintenanceService } from './maintenance/maintenance.service';
 import { COMPACTION_ENV_PARAMS, CompactionService, SUMMARIZER } from './compaction/compaction.service';
 import { CompactionProgress } from './compaction/compaction-progress';
+import { CompactionSweep } from './compaction/compaction-sweep';
 import { WorkerActivity } from './status/worker-activity';
 import { WorkerHeartbeatService } from './status/worker-heartbeat.service';
 
@@ -52,6 +53,7 @@ export class WorkerModule implements OnApplicationShutdown {
         JobRunner,
         MaintenanceService,
         CompactionService,
+        CompactionSweep,
         WorkerHeartbeatService,
       ],
     };

@@ -35,7 +35,9 @@ export const jobQueues: Record<JobName, QueueName> = {
  * (BullMQ deduplication with keepLastIfActive).
  */
 export function compactionJobOptions(sessionId: string) {
-  return { deduplication: { id: `compact:${sessionId}`, keepLastIfActive: true } };
+  return { deduplication: { id: compactionDeduplicationId(sessionId), keepLastIfActive: true } };
 }
+
+export const compactionDeduplicationId = (sessionId: string) => `compact:${sessionId}`;
 
 export type JobPayload<N extends JobName> = z.infer<(typeof jobPayloadSchemas)[N]>;

@@ -1,6 +1,28 @@
 import { JobsOptions, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { JobName, JobPayload, jobPayloadSchemas, jobQueues, QueueName } from './job-names';
+import { compactionDeduplicationId, compactionJobOptions, JobName, JobPayload, jobPayloadSchemas, jobQueues, QueueName } from './job-names';
+
+/** How long an enqueue may take before the caller treats the queue as unavailable (a Redis that accepts connections but does not answer). */
+export const ENQUEUE_TIMEOUT_MS = 2000;
+
+export class QueueUnavailable extends Error {
+  constructor(cause: unknown) {
+    super(`queue unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/**
+ * Where a compaction trigger went. BullMQ keeps one job per session (deduplication with
+ * keepLastIfActive): a trigger is its own job, or waits as the one run after the running job,
+ * or was folded into a job that is still waiting (and will see its messages).
+ */
+export type CompactionEnqueue = { kind: 'enqueued' } | { kind: 'after-running' } | { kind: 'folded'; into: string };
+
+/** A compaction job's state in BullMQ, for reconciling its row; `missing` when BullMQ does not know it. */
+export type QueuedJobState =
+  | { state: 'missing' | 'pending-next' }
+  | { state: 'waiting' | 'active' | 'delayed' | 'completed' | 'unknown' }
+  | { state: 'failed'; reason: string };
 
 /** Default retry policy for infrastructure failures (LLM retries happen inside providers). */
 export const defaultJobOptions: JobsOptions = {
@@ -17,6 +39,8 @@ export class JobQueue {
   constructor(
     private readonly connection: Redis,
     readonly prefix: string,
+    /** Set when the connection is the queue's own (createProducerConnection): close() closes it too. */
+    private readonly ownsConnection = false,
   ) {}
 
   queue(name: QueueName): Queue {
@@ -28,11 +52,48 @@ export class JobQueue {
     return queue;
   }
 
+  /** Adds a job; throws QueueUnavailable when Redis does not take it within ENQUEUE_TIMEOUT_MS. Returns BullMQ's id (an existing job's when deduplicated). */
   async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: JobsOptions = {}): Promise<string> {
     const data = jobPayloadSchemas[name].parse(payload);
-    const job = await this.queue(jobQueues[name]).add(name, data, options);
-    if (!job.id) throw new Error(`BullMQ returned no id for job ${name}`);
-    return job.id;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
+    });
+    try {
+      const job = await Promise.race([this.queue(jobQueues[name]).add(name, data, options), timeout]);
+      if (!job.id) throw new Error(`BullMQ returned no id for job ${name}`);
+      return job.id;
+    } catch (error) {
+      throw new QueueUnavailable(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Enqueues a compaction under its row's id (so a row can always be found in BullMQ) and says
+   * where the trigger went; a dry run is never deduplicated. Throws QueueUnavailable.
+   */
+  async enqueueCompaction(payload: JobPayload<JobName.Compact>, options: { dryRun?: boolean } = {}): Promise<CompactionEnqueue> {
+    const id = await this.enqueue(JobName.Compact, payload, { jobId: payload.jobId, ...(options.dryRun ? {} : compactionJobOptions(payload.sessionId)) });
+    if (id === payload.jobId) return { kind: 'enqueued' };
+    return (await this.compactionState(payload.jobId, payload.sessionId)).state === 'pending-next' ? { kind: 'after-running' } : { kind: 'folded', into: id };
+  }
+
+  /** Where BullMQ has a compaction job: its state, waiting as the run after the running one, or missing. */
+  async compactionState(jobId: string, sessionId: string): Promise<QueuedJobState> {
+    const queue = this.queue(QueueName.Compaction);
+    const job = await queue.getJob(jobId);
+    if (job) {
+      const state = await job.getState();
+      if (state === 'failed') return { state: 'failed', reason: job.failedReason || 'failed in the queue' };
+      if (state === 'waiting' || state === 'prioritized' || state === 'waiting-children') return { state: 'waiting' };
+      if (state === 'active' || state === 'delayed' || state === 'completed') return { state };
+      return { state: 'unknown' };
+    }
+    const client = await queue.backend.client;
+    const next = await client.hget(queue.toKey(`dn:${compactionDeduplicationId(sessionId)}`), 'jid');
+    return next === jobId ? { state: 'pending-next' } : { state: 'missing' };
   }
 
   /** How many jobs of a queue wait (prioritized ones included), run, wait for a retry, or failed for good. */
@@ -43,5 +104,6 @@ export class JobQueue {
 
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
+    if (this.ownsConnection) await this.connection.quit().catch(() => this.connection.disconnect());
   }
 }

@@ -36,7 +36,7 @@ describe('JobRegistry', () => {
     const run = handler('ok');
     const registry = new JobRegistry([{ name: JobName.ExpireIdempotencyRecords, source: 'A.run', handler: run }, ...others]);
     await expect(registry.dispatch(JobName.ExpireIdempotencyRecords, { olderThanHours: 24 })).resolves.toBe('ok');
-    expect(run).toHaveBeenCalledWith({ olderThanHours: 24 });
+    expect(run).toHaveBeenCalledWith({ olderThanHours: 24 }, {});
   });
 
   it('fails an invalid payload without retry, naming the field', async () => {

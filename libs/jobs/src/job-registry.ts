@@ -1,7 +1,15 @@
 import { UnrecoverableError } from 'bullmq';
 import { JobName, JobPayload, jobPayloadSchemas } from './job-names';
 
-export type JobHandlerFn<N extends JobName = JobName> = (payload: JobPayload<N>) => Promise<unknown>;
+/** What a handler knows of its run besides the payload. */
+export interface JobRunContext {
+  /** Aborted when this worker lost the job's lock (another worker may take it over): stop before the next expensive step. */
+  signal?: AbortSignal;
+  /** True on the last attempt BullMQ will make: a failure now ends the job for good. */
+  finalAttempt?: boolean;
+}
+
+export type JobHandlerFn<N extends JobName = JobName> = (payload: JobPayload<N>, context: JobRunContext) => Promise<unknown>;
 
 export interface RegisteredHandler {
   name: JobName;
@@ -44,7 +52,7 @@ export class JobRegistry {
    * Parses the payload and runs the handler. A payload that fails its schema can never
    * succeed, so it fails without retries; a handler error is rethrown so BullMQ retries.
    */
-  async dispatch(name: string, data: unknown): Promise<unknown> {
+  async dispatch(name: string, data: unknown, context: JobRunContext = {}): Promise<unknown> {
     const handler = this.handlers.get(name as JobName);
     if (!handler) throw new UnrecoverableError(`No handler for job "${name}"`);
     const parsed = jobPayloadSchemas[name as JobName].safeParse(data);
@@ -52,7 +60,7 @@ export class JobRegistry {
       const fields = parsed.error.issues.map((i) => `${i.path.join('.') || '(payload)'}: ${i.message}`).join('; ');
       throw new UnrecoverableError(`Invalid payload for job "${name}": ${fields}`);
     }
-    return handler(parsed.data);
+    return handler(parsed.data, context);
   }
 
   get names(): JobName[] {

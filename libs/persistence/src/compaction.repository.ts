@@ -64,6 +64,8 @@ export interface JobRecord {
   llmInputTokens: number;
   llmOutputTokens: number;
   llmCostUsd: string;
+  /** Runs started so far; the current run's number fences its writes (a run taken over writes nothing more). */
+  attempts: number;
   durationMs: number | null;
   error: string | null;
   baseVersionId: string | null;
@@ -88,6 +90,8 @@ export interface CommitRequest {
   tenantId: string;
   /** The compaction job that wrote the version (none for a watermark advanced over the API). */
   jobId?: string;
+  /** The job's run (startJob's `attempts`): a run that was taken over meanwhile commits nothing (JobTakenOver). */
+  attempt?: number;
   /** Default `compaction`. */
   cause?: 'compaction' | 'watermark' | 'restore' | 'goal_update';
   /** A restore: the version whose prefix the new one repeats. */
@@ -121,6 +125,16 @@ export interface CommitRequest {
 const isGoalBlock = (v: unknown): v is { text: string; tokens: number } =>
   typeof v === 'object' && v !== null && typeof (v as { text?: unknown }).text === 'string' && typeof (v as { tokens?: unknown }).tokens === 'number';
 
+/** A compaction run that BullMQ handed to another worker meanwhile (this one stalled or lost its lock): it must stop and write nothing. */
+export class JobTakenOver extends Error {
+  constructor(
+    readonly jobId: string,
+    readonly attempt: number,
+  ) {
+    super(`compaction ${jobId}: run ${attempt} was taken over by a later run`);
+  }
+}
+
 const toJob = (row: Prisma.CompactionJobGetPayload<object>): JobRecord => ({ ...row, llmCostUsd: row.llmCostUsd.toString() });
 
 @Injectable()
@@ -146,12 +160,16 @@ export class CompactionRepository {
     return { ...toJob(job), sessionExternalId: session.externalId, resultVersion: version?.number ?? null };
   }
 
+  /**
+   * Starts a run of the job: a queued row, or a running one whose run BullMQ handed over (its
+   * worker died or lost the lock). The returned `attempts` is this run's number: the run it took
+   * over is fenced out, its later writes (intermediate results, commit, finish) change nothing.
+   */
   async startJob(id: string): Promise<JobRecord | null> {
-    const { count } = await this.prisma.compactionJob.updateMany({
-      where: { id, status: { in: ['queued', 'running'] } },
-      data: { status: 'running', startedAt: new Date(), attempts: { increment: 1 } },
-    });
-    if (count === 0) return null;
+    const [started] = await this.prisma.$queryRaw<{ attempts: number }[]>`
+      UPDATE compaction_jobs SET status = 'running', started_at = now(), attempts = attempts + 1
+      WHERE id = ${id}::uuid AND status IN ('queued', 'running') RETURNING attempts`;
+    if (!started) return null;
     const job = toJob(await this.prisma.compactionJob.findUniqueOrThrow({ where: { id } }));
     // Triggers that BullMQ folded into this run (deduplication keeps only the latest) are answered by it.
     if (job.dryRun) return job;
@@ -159,7 +177,56 @@ export class CompactionRepository {
       where: { sessionId: job.sessionId, status: 'queued', dryRun: false, createdAt: { lte: job.createdAt }, id: { not: id } },
       data: { status: 'skipped', reason: `superseded-by:${id}`, finishedAt: new Date() },
     });
-    return job;
+    return { ...job, attempts: started.attempts };
+  }
+
+  /** Whether run `attempt` still owns the job (it is running and nobody took it over). */
+  async ownsJob(id: string, attempt: number): Promise<boolean> {
+    const n = await this.prisma.compactionJob.count({ where: { id, status: 'running', attempts: attempt } });
+    return n === 1;
+  }
+
+  async jobExists(id: string): Promise<boolean> {
+    return (await this.prisma.compactionJob.count({ where: { id } })) === 1;
+  }
+
+  /** A queued trigger that BullMQ folded into a job that has not started: that job answers it. */
+  async supersede(id: string, by: string): Promise<void> {
+    await this.prisma.compactionJob.updateMany({ where: { id, status: 'queued' }, data: { status: 'skipped', reason: `superseded-by:${by}`, finishedAt: new Date() } });
+  }
+
+  /**
+   * Ends a job whose run BullMQ ended outside the handler (attempts used up, stalled too often,
+   * lost from Redis): only a row still queued or running changes. Returns whether it did.
+   */
+  async failUnfinished(id: string, error: string): Promise<boolean> {
+    const { count } = await this.prisma.compactionJob.updateMany({ where: { id, status: { in: ['queued', 'running'] } }, data: { status: 'failed', error, finishedAt: new Date() } });
+    return count === 1;
+  }
+
+  /** Rows the sweep checks against BullMQ: queued or running since before `before`, oldest first. */
+  async unfinishedSince(before: Date, limit: number): Promise<{ id: string; sessionId: string; tenantId: string; status: CompactionStatus; dryRun: boolean }[]> {
+    return this.prisma.compactionJob.findMany({
+      where: { status: { in: ['queued', 'running'] }, OR: [{ startedAt: { lt: before } }, { startedAt: null, createdAt: { lt: before } }] },
+      orderBy: { createdAt: 'asc' },
+      take: limit,
+      select: { id: true, sessionId: true, tenantId: true, status: true, dryRun: true },
+    });
+  }
+
+  /**
+   * Sessions last active between `since` and `before` that may be over their threshold with no compaction to answer
+   * it: none queued or running, and none created since their last append (that one's outcome, a
+   * hold or a failure, stands) unless the sweep declared it lost. The caller checks the threshold.
+   */
+  async sessionsWithoutPendingCompaction(since: Date, before: Date, limit: number): Promise<{ id: string }[]> {
+    return this.prisma.$queryRaw<{ id: string }[]>`
+      SELECT s.id FROM sessions s
+      WHERE s.last_activity_at >= ${since} AND s.last_activity_at < ${before} AND s.context_tokens > 0
+        AND NOT EXISTS (
+          SELECT 1 FROM compaction_jobs j WHERE j.session_id = s.id AND j.dry_run = false
+            AND (j.status IN ('queued', 'running') OR (j.created_at >= s.last_activity_at AND COALESCE(j.error, '') NOT LIKE 'lost:%')))
+      ORDER BY s.last_activity_at DESC LIMIT ${limit}`;
   }
 
   async finishJob(
@@ -179,8 +246,14 @@ export class CompactionRepository {
       baseVersionId?: string | null;
       resultVersionId?: string;
     },
-  ): Promise<void> {
-    await this.prisma.compactionJob.update({ where: { id }, data: { ...data, finishedAt: new Date() } });
+    /** The run that finishes: only while it still owns the job (see startJob). Omitted: any unfinished row (a job that never started). */
+    attempt?: number,
+  ): Promise<boolean> {
+    const { count } = await this.prisma.compactionJob.updateMany({
+      where: { id, ...(attempt === undefined ? { status: { in: ['queued', 'running'] } } : { status: 'running', attempts: attempt }) },
+      data: { ...data, finishedAt: new Date() },
+    });
+    return count === 1;
   }
 
   /**
@@ -253,6 +326,12 @@ export class CompactionRepository {
    */
   async commit(request: CommitRequest): Promise<string | null> {
     return this.prisma.$transaction(async (tx) => {
+      if (request.jobId && request.attempt !== undefined) {
+        // Fencing: the row lock orders this commit against a takeover's startJob.
+        const [owner] = await tx.$queryRaw<{ id: string }[]>`
+          SELECT id FROM compaction_jobs WHERE id = ${request.jobId}::uuid AND status = 'running' AND attempts = ${request.attempt} FOR UPDATE`;
+        if (!owner) throw new JobTakenOver(request.jobId, request.attempt);
+      }
       const [session] = await tx.$queryRaw<{ head: string | null }[]>`
         SELECT head_version_id AS head FROM sessions WHERE id = ${request.sessionId}::uuid FOR UPDATE`;
       if (!session || session.head !== request.baseVersionId) return null;

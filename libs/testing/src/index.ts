@@ -7,3 +7,4 @@ export * from './swe-agent';
 export * from './recording-relay';
 export * from './claude-code';
 export * from './tcp-relay';
+export * from './redis-server';

@@ -1,10 +1,17 @@
-import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { compactionJobOptions, JobName, JobQueue } from '@compactor/jobs';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { JobQueue, QueueName } from '@compactor/jobs';
 import { CompactionRepository, CompactionTrigger, Prisma } from '@compactor/persistence';
+
+/** A recorded compaction and whether it reached the queue. */
+export interface ScheduledCompaction {
+  jobId: string;
+  /** False when Redis did not take it: an automatic trigger's row stays queued and the workers' sweep enqueues it when Redis returns. */
+  queued: boolean;
+}
 
 /** Records a compaction job and hands it to the workers (one running per session; the latest trigger waits). */
 @Injectable()
-export class CompactionScheduler implements OnApplicationShutdown {
+export class CompactionScheduler implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(CompactionScheduler.name);
 
   constructor(
@@ -12,11 +19,20 @@ export class CompactionScheduler implements OnApplicationShutdown {
     @Inject(JobQueue) private readonly queue: JobQueue,
   ) {}
 
+  /**
+   * Opens the queue at startup, while Redis answers (the API does not start without it): BullMQ
+   * waits for Redis to be ready when a queue is first opened, so a queue first opened during an
+   * outage would make every enqueue wait for its timeout instead of failing at once.
+   */
+  onModuleInit(): void {
+    this.queue.queue(QueueName.Compaction);
+  }
+
   async schedule(
     session: { id: string; tenantId: string; policy: unknown },
     trigger: CompactionTrigger,
     options: { jobId?: string; dryRun?: boolean } = {},
-  ): Promise<string> {
+  ): Promise<ScheduledCompaction> {
     const id = await this.compactions.createJob({
       sessionId: session.id,
       tenantId: session.tenantId,
@@ -27,13 +43,25 @@ export class CompactionScheduler implements OnApplicationShutdown {
     });
     try {
       // A dry run changes nothing, so it never folds into (or displaces) a real run.
-      await this.queue.enqueue(JobName.Compact, { jobId: id, sessionId: session.id, tenantId: session.tenantId }, options.dryRun ? {} : compactionJobOptions(session.id));
+      const where = await this.queue.enqueueCompaction({ jobId: id, sessionId: session.id, tenantId: session.tenantId }, { dryRun: options.dryRun });
+      // Folded into a job that has not started: that run covers this trigger's messages, and the row says which it is.
+      if (where.kind === 'folded') await this.compactions.supersede(id, where.into);
+      return { jobId: id, queued: true };
     } catch (error) {
-      // Redis is down: the job is recorded as failed; the next append over the threshold schedules again.
-      await this.compactions.finishJob(id, { status: 'failed', error: `could not enqueue: ${(error as Error).message}` });
       this.logger.warn(`Could not enqueue compaction ${id}: ${(error as Error).message}`);
+      // An automatic trigger stays queued for the sweep; one a client asked for fails now, so the client sees why.
+      if (trigger === 'manual' || options.dryRun) await this.compactions.finishJob(id, { status: 'failed', error: `could not enqueue: ${(error as Error).message}` });
+      return { jobId: id, queued: false };
     }
-    return id;
+  }
+
+  /** The job an earlier answer named, recorded and scheduled when that request ended before it could (a killed API). */
+  async ensureRecorded(session: { id: string; tenantId: string; policy: unknown }, jobId: string): Promise<void> {
+    if (await this.compactions.jobExists(jobId)) return;
+    await this.schedule(session, 'threshold', { jobId }).catch((error: unknown) => {
+      // Two replays at once: the other one recorded it.
+      if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')) throw error;
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -32,7 +32,7 @@ export class CompactionService {
 
   async compact(tenantId: string, externalId: string, input: { dryRun: boolean; format: ContextFormat }): Promise<CompactResponse> {
     const session = await this.sessions.require(tenantId, externalId);
-    const jobId = await this.scheduler.schedule(session, 'manual', { dryRun: input.dryRun });
+    const { jobId } = await this.scheduler.schedule(session, 'manual', { dryRun: input.dryRun });
     if (!input.dryRun) return { job: await this.job(tenantId, jobId) };
 
     const deadline = Date.now() + this.config.DRY_RUN_TIMEOUT_MS;
@@ -83,7 +83,7 @@ export class CompactionService {
     });
     if (!versionId) throw new DomainError(ErrorCode.Conflict, 'A compaction or restore changed the context meanwhile; send the request again');
     this.publisher.notify(session.id);
-    const jobId = await this.scheduler.schedule(session, 'watermark');
+    const { jobId } = await this.scheduler.schedule(session, 'watermark');
     return { advanced: true, reason: null, watermarkSeq: target, jobId };
   }
 

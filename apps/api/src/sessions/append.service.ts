@@ -260,6 +260,12 @@ export class AppendService {
       },
     });
     if (outcome.kind === 'key-reused') throw new IdempotencyKeyReused(idempotencyKey!);
+    // A replay names the job the first answer named: recorded and enqueued now if that request died before it scheduled it.
+    const namedJob = outcome.kind === 'replayed' ? (outcome.response as AppendMessagesResponse).compaction?.jobId : undefined;
+    if (namedJob) {
+      const session = existing ?? (await this.sessions.find(tenantId, externalId));
+      if (session) await this.scheduler.ensureRecorded(session, namedJob);
+    }
     // The threshold snapshot's event: wake the live event streams.
     if (outcome.kind === 'appended') options.onAppended?.(outcome.session);
     // A model the catalog cannot resolve gets the default window and an estimate: the operator sees why, on the session too.
@@ -268,7 +274,11 @@ export class AppendService {
       if (event) this.publisher.notify(outcome.session.id, event.id);
     }
     if (outcome.kind === 'appended' && snapshotTaken) this.publisher.notify(outcome.session.id);
-    if (outcome.kind === 'appended' && compactionJobId && scheduleFor) await this.scheduler.schedule(scheduleFor, trigger ?? 'threshold', { jobId: compactionJobId });
+    if (outcome.kind === 'appended' && compactionJobId && scheduleFor) {
+      const scheduled = await this.scheduler.schedule(scheduleFor, trigger ?? 'threshold', { jobId: compactionJobId });
+      // Redis is down: the messages are stored; the job waits queued and the workers' sweep enqueues it when Redis returns.
+      if (!scheduled.queued) return { ...(outcome.response as AppendMessagesResponse), compaction: { scheduled: false, reason: 'queue-unavailable' } };
+    }
     return outcome.response as AppendMessagesResponse;
   }
 }

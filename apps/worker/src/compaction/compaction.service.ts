@@ -28,8 +28,8 @@ import {
   ValidationFailed,
   VersionPrefix,
 } from '@compactor/compaction';
-import { compactionJobOptions, JobName, JobPayload, JobQueue, OnJob } from '@compactor/jobs';
-import { canonicalOf, CompactionRepository, MessageRepository, prefixOf, Prisma, SessionRecord, SessionRepository } from '@compactor/persistence';
+import { JobName, JobPayload, JobQueue, JobRunContext, OnJob, QueueUnavailable } from '@compactor/jobs';
+import { canonicalOf, CompactionRepository, JobRecord, JobTakenOver, MessageRepository, prefixOf, Prisma, SessionRecord, SessionRepository } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { MemoizedSummarizer } from './memoized-summarizer';
 import { CompactionProgress } from './compaction-progress';
@@ -60,11 +60,27 @@ export class CompactionService {
   ) {}
 
   @OnJob(JobName.Compact)
-  async compact({ jobId, sessionId, tenantId }: JobPayload<JobName.Compact>) {
-    const started = Date.now();
-    const job = await this.compactions.startJob(jobId);
+  async compact(payload: JobPayload<JobName.Compact>, context: JobRunContext = {}) {
+    const job = await this.compactions.startJob(payload.jobId);
     if (!job) return { status: 'already-finished' };
-    const finish = (data: Parameters<CompactionRepository['finishJob']>[1]) => this.compactions.finishJob(jobId, { ...data, durationMs: Date.now() - started });
+    try {
+      return await this.run(payload, job, context.signal);
+    } catch (error) {
+      // Another worker runs this job now (this one stalled or lost its lock): it reports; this run writes nothing more.
+      if (error instanceof JobTakenOver || context.signal?.aborted) {
+        this.logger.warn(`Compaction ${payload.jobId}: run ${job.attempts} stopped, the job was taken over`);
+        return { status: 'taken-over' };
+      }
+      // BullMQ gives up after this attempt: the row ends failed with the error instead of staying running.
+      if (context.finalAttempt) await this.compactions.finishJob(payload.jobId, { status: 'failed', error: (error as Error).message ?? String(error) }, job.attempts);
+      throw error; // infrastructure: BullMQ retries
+    }
+  }
+
+  private async run({ jobId, sessionId, tenantId }: JobPayload<JobName.Compact>, job: JobRecord, signal: AbortSignal | undefined) {
+    const started = Date.now();
+    const attempt = job.attempts;
+    const finish = (data: Parameters<CompactionRepository['finishJob']>[1]) => this.compactions.finishJob(jobId, { ...data, durationMs: Date.now() - started }, attempt);
     const session = await this.sessions.findById(sessionId);
     if (!session) {
       await finish({ status: 'skipped', reason: 'session-deleted' });
@@ -91,8 +107,15 @@ export class CompactionService {
     const budget = sessionBudget(session);
     const run = { sessionId: session.id, tenantId, jobId };
     if (!job.dryRun) await this.progress.started({ ...run, trigger: job.trigger, preset: policy.preset, fromSeq: stored[0]?.seq ?? 0, throughSeq, tokens: session.contextTokens });
-    const summarizer = new MemoizedSummarizer(job.dryRun ? this.summarizer : this.progress.announcing(this.summarizer, run), await this.compactions.intermediate(jobId), (key, result) =>
-      this.compactions.saveIntermediate(jobId, key, result as unknown as Prisma.InputJsonValue),
+    const summarizer = new MemoizedSummarizer(
+      job.dryRun ? this.summarizer : this.progress.announcing(this.summarizer, run),
+      await this.compactions.intermediate(jobId),
+      (key, result) => this.compactions.saveIntermediate(jobId, key, result as unknown as Prisma.InputJsonValue),
+      // Fencing before each paid call: a run taken over (stalled, lock lost) stops instead of paying twice.
+      async () => {
+        if (signal?.aborted || !(await this.compactions.ownsJob(jobId, attempt))) throw new JobTakenOver(jobId, attempt);
+      },
+      signal,
     );
 
     let outcome;
@@ -167,6 +190,7 @@ export class CompactionService {
       sessionId: session.id,
       tenantId,
       jobId,
+      attempt,
       baseVersionId: session.headVersionId,
       coversThroughSeq: outcome.prefix.coversThroughSeq,
       treatments: outcome.prefix.treatments,
@@ -243,8 +267,17 @@ export class CompactionService {
     return { ledger, survival: { total: survival.total, survived: survival.survived, share: survival.share } };
   }
 
-  private async requeue(session: SessionRecord, tenantId: string) {
+  /** Records and enqueues an automatic compaction (the sweep uses it too); a trigger folded into a waiting job is answered by it. */
+  async requeue(session: { id: string; policy: unknown }, tenantId: string): Promise<string> {
     const jobId = await this.compactions.createJob({ sessionId: session.id, tenantId, trigger: 'threshold', policy: session.policy as Prisma.InputJsonValue });
-    await this.queue.enqueue(JobName.Compact, { jobId, sessionId: session.id, tenantId }, compactionJobOptions(session.id));
+    try {
+      const where = await this.queue.enqueueCompaction({ jobId, sessionId: session.id, tenantId });
+      if (where.kind === 'folded') await this.compactions.supersede(jobId, where.into);
+    } catch (error) {
+      // Redis is away: the row stays queued and the sweep enqueues it when Redis returns.
+      if (!(error instanceof QueueUnavailable)) throw error;
+      this.logger.warn(`Compaction ${jobId} stays queued for the sweep: ${error.message}`);
+    }
+    return jobId;
   }
 }

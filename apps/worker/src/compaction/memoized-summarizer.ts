@@ -18,6 +18,10 @@ export class MemoizedSummarizer implements Summarizer {
     private readonly inner: Summarizer,
     private readonly saved: Record<string, unknown>,
     private readonly save: (key: string, result: SummarizeResult) => Promise<void>,
+    /** Runs before each LLM call (not before a replay): throws when this run no longer owns its job, so a run taken over pays for nothing more. */
+    private readonly beforeCall: () => Promise<void> = async () => undefined,
+    /** The run's own signal (lock lost): aborts an LLM call in flight. */
+    private readonly runSignal?: AbortSignal,
   ) {
     this.provider = inner.provider;
     this.model = inner.model;
@@ -32,7 +36,8 @@ export class MemoizedSummarizer implements Summarizer {
       this.replayed += 1;
       return earlier;
     }
-    const result = await this.inner.summarize(request, signal);
+    await this.beforeCall();
+    const result = await this.inner.summarize(request, signal && this.runSignal ? AbortSignal.any([signal, this.runSignal]) : (signal ?? this.runSignal));
     await this.save(key, result);
     this.saved[key] = result;
     return result;

@@ -14,6 +14,12 @@ export const workerConfigSchema = z.object({
   WORKER_CONCURRENCY: positiveInt.max(256).default(4),
   /** Idempotency keys are kept this long; the maintenance job forgets older ones. */
   IDEMPOTENCY_TTL_HOURS: positiveInt.max(24 * 365).default(24),
+  /**
+   * How often one worker checks compaction rows against BullMQ: queued jobs Redis lost or never
+   * took are enqueued again, jobs BullMQ gave up on are marked failed, sessions over their
+   * threshold with no compaction get one. Also how old a row or an append must be to be swept.
+   */
+  COMPACTION_SWEEP_INTERVAL_MS: positiveInt.min(1000).max(3600 * 1000).default(30000),
   /** How long a shutdown waits for running jobs before exiting. */
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(30000),
   /** Seed 003's parameters for the `offload-compact` preset (session overrides still win); checked by the preset. */

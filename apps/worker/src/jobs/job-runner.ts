@@ -6,6 +6,7 @@ import {
   JobQueue,
   jobQueues,
   JobRegistry,
+  JobRunContext,
   QueueName,
   RegisteredHandler,
 } from '@compactor/jobs';
@@ -47,7 +48,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
         if (!name) continue;
         // The instance is looked up when a job runs: here, in the constructor, a provider Nest has not
         // built yet (its dependencies resolve later) is still a placeholder without its fields.
-        const handler = (payload: unknown) => (wrapper.instance as Record<string, (payload: unknown) => Promise<unknown>>)[method](payload);
+        const handler = (payload: unknown, context: JobRunContext) => (wrapper.instance as Record<string, (payload: unknown, context: JobRunContext) => Promise<unknown>>)[method](payload, context);
         found.push({ name, source: `${prototype.constructor.name}.${method}`, handler });
       }
     }
@@ -60,10 +61,14 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       // A worker blocks its connection while waiting for jobs, so it gets its own.
       const connection = this.redis.duplicate();
       this.connections.push(connection);
-      const worker = new Worker(queueName, (job) => this.registry.dispatch(job.name, job.data), {
-        connection,
-        prefix: this.config.QUEUE_PREFIX,
-        concurrency: this.config.WORKER_CONCURRENCY,
+      const worker: Worker = new Worker(
+        queueName,
+        (job, _token, signal) => this.registry.dispatch(job.name, job.data, { signal, finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) }),
+        { connection, prefix: this.config.QUEUE_PREFIX, concurrency: this.config.WORKER_CONCURRENCY },
+      );
+      // A lock this worker could not renew may already be another worker's: the run here stops at its next step.
+      worker.on('lockRenewalFailed', (jobIds) => {
+        for (const id of jobIds) worker.cancelJob(id, 'lock lost');
       });
       worker.on('completed', (job, result) => this.activity?.jobCompleted(job.name, result));
       worker.on('failed', (job, error) => {

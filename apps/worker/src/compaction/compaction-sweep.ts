@@ -1,0 +1,101 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { compactionDue, isPresetImplemented, PolicyInput, sessionBudget, thresholdTokens } from '@compactor/compaction';
+import { JobQueue } from '@compactor/jobs';
+import { CompactionRepository, SessionRepository } from '@compactor/persistence';
+import type { Redis } from 'ioredis';
+import { hostname } from 'node:os';
+import { WORKER_CONFIG, WorkerConfig } from '../config/worker-config';
+import { WORKER_REDIS } from '../jobs/job-runner';
+import { CompactionService } from './compaction.service';
+
+/** What one sweep did, for logs and tests. */
+export interface SweepResult {
+  /** Queued rows BullMQ did not have (Redis was down at enqueue, or lost its data), enqueued again. */
+  reenqueued: number;
+  /** Rows BullMQ ended (attempts used up, stalled too often) or lost while running, marked failed. */
+  failed: number;
+  /** Sessions over their threshold with no compaction to answer it (an API killed before enqueueing, a lost job), scheduled. */
+  scheduled: number;
+}
+
+const ROWS_PER_SWEEP = 200;
+const SESSIONS_PER_SWEEP = 500;
+/** Sessions idle longer than this are not swept: their last append's compaction has long been decided. */
+const SESSION_WINDOW_MS = 24 * 3600 * 1000;
+
+/**
+ * Keeps compaction rows and BullMQ in agreement, every COMPACTION_SWEEP_INTERVAL_MS, on one
+ * worker at a time (a Redis lock): a row always ends in the state BullMQ ended its job in, and
+ * compactions that were due while Redis was down, or that Redis lost, are enqueued once it is back.
+ */
+@Injectable()
+export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(CompactionSweep.name);
+  private timer?: NodeJS.Timeout;
+  private sweeping?: Promise<unknown>;
+
+  constructor(
+    @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
+    @Inject(WORKER_REDIS) private readonly redis: Redis,
+    private readonly queue: JobQueue,
+    private readonly compactions: CompactionRepository,
+    private readonly sessions: SessionRepository,
+    private readonly compaction: CompactionService,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => {
+      if (!this.sweeping) this.sweeping = this.tick().finally(() => (this.sweeping = undefined));
+    }, this.config.COMPACTION_SWEEP_INTERVAL_MS);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.sweeping;
+  }
+
+  private async tick(): Promise<void> {
+    // While Redis is away nothing can be enqueued (and commands would wait for it): the next tick tries again.
+    if (this.redis.status !== 'ready') return;
+    try {
+      const lock = await this.redis.set(`${this.config.QUEUE_PREFIX}:compaction-sweep`, `${hostname()}:${process.pid}`, 'PX', Math.max(1000, this.config.COMPACTION_SWEEP_INTERVAL_MS - 500), 'NX');
+      if (lock !== 'OK') return;
+      const result = await this.sweep();
+      if (result.reenqueued + result.failed + result.scheduled > 0) {
+        this.logger.log(`Compaction sweep: ${result.reenqueued} re-enqueued, ${result.failed} marked failed, ${result.scheduled} scheduled`);
+      }
+    } catch (error) {
+      this.logger.warn(`Compaction sweep failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** One pass; rows and sessions younger than one interval are left to the API and the running jobs. */
+  async sweep(now = new Date()): Promise<SweepResult> {
+    const settled = new Date(now.getTime() - this.config.COMPACTION_SWEEP_INTERVAL_MS);
+    const result: SweepResult = { reenqueued: 0, failed: 0, scheduled: 0 };
+    for (const row of await this.compactions.unfinishedSince(settled, ROWS_PER_SWEEP)) {
+      const found = await this.queue.compactionState(row.id, row.sessionId);
+      if (found.state === 'failed') {
+        if (await this.compactions.failUnfinished(row.id, found.reason)) result.failed += 1;
+      } else if (found.state === 'missing' && row.status === 'running') {
+        // Redis lost the job while it ran: nothing will finish it. The session is scheduled again below.
+        if (await this.compactions.failUnfinished(row.id, 'lost: the queue no longer has this job (Redis restarted or lost its data)')) result.failed += 1;
+      } else if (found.state === 'missing') {
+        const where = await this.queue.enqueueCompaction({ jobId: row.id, sessionId: row.sessionId, tenantId: row.tenantId }, { dryRun: row.dryRun });
+        if (where.kind === 'folded') await this.compactions.supersede(row.id, where.into);
+        result.reenqueued += 1;
+      }
+    }
+    const since = new Date(now.getTime() - SESSION_WINDOW_MS);
+    for (const { id } of await this.compactions.sessionsWithoutPendingCompaction(since, settled, SESSIONS_PER_SWEEP)) {
+      const session = await this.sessions.findById(id);
+      if (!session) continue;
+      const policy = session.policy as PolicyInput;
+      if (!isPresetImplemented(policy.preset)) continue;
+      if (!compactionDue(session.contextTokens, thresholdTokens(sessionBudget(session), policy), session.compactionHoldTokens)) continue;
+      await this.compaction.requeue(session, session.tenantId);
+      result.scheduled += 1;
+    }
+    return result;
+  }
+}
