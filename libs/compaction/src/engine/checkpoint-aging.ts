@@ -7,6 +7,7 @@ import { Protection, ProtectionPolicy, protectionOf } from './protection';
 import { summarizeSpan } from './summarize';
 import { CompactionEvent, CompactionInput, CompactionOutcome, SessionMessage } from './types';
 import { applyPrefix, Checkpoint, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
+import { replaceRedirections, trimEnds } from './text-scan';
 
 /**
  * `checkpoint-aging` (seed 004, SPEC.md "Policies"): when the context passes 80% of the dynamic
@@ -246,7 +247,7 @@ const OPEN_TOOL = /^(open|open_file|goto|view|view_file|read|read_file|cat)$/i;
 const PATH_FIELDS = ['path', 'file_path', 'filePath', 'filename', 'file', 'target_file', 'targetFile', 'new_path', 'destination'];
 const DECISION_PHRASE = /\b(decided|decision|chose|chosen|opted|agreed|settled on|going with|will use|we use)\b/i;
 const NEXT_LINE = /^(?:next steps?|todo|remaining)\s*:\s*(\S.*)$/i;
-const NEXT_HEADING = /^(?:#+\s*)?\**(?:next steps?|pending tasks|remaining work|todo)\**\s*:?\s*$/i;
+const NEXT_HEADING = /^(?:#+\s*)?\**(?:next steps?|pending tasks|remaining work|todo)\**\s*(?::\s*)?$/i;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const stripBullet = (line: string) => line.trim().replace(/^(?:[-*+•]|\d{1,3}[.)])\s+/, '').trim();
@@ -266,8 +267,7 @@ function shellWrites(command: string): string[] {
   const out: string[] = [];
   for (const m of command.matchAll(/(?:^|[^<>&\d])>>?\s*([^\s;&|<>]+)/g)) if (!m[1].startsWith('/dev/')) out.push(m[1]);
   for (const segment of command.split(/&&|\|\||;|\||\n/)) {
-    const words = segment
-      .replace(/\d*(?:>>?|<)&?\s*[^\s;&|<>]+/g, ' ')
+    const words = replaceRedirections(segment, ' ')
       .trim()
       .split(/\s+/)
       .filter((w) => w.length > 0);
@@ -280,7 +280,7 @@ function shellWrites(command: string): string[] {
   return out.map(unquote).filter((p) => p.length > 0 && !p.startsWith('$'));
 }
 
-const unquote = (s: string) => s.replace(/^['"`]+|['"`]+$/g, '');
+const unquote = (s: string) => trimEnds(s, '\'"`', '\'"`');
 
 function pushUnique(list: string[], seen: Set<string>, value: string) {
   const v = value.trim();

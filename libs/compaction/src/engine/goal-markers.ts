@@ -1,4 +1,5 @@
 import { CanonicalMessage } from '../messages/canonical';
+import { isWhitespace, leadingWordAndRest, trailingDashWord, trimEnds } from './text-scan';
 
 /**
  * Seed 004's goal markers: the LLM updates the session's goal by writing lines such as
@@ -64,10 +65,9 @@ export type GoalMarker =
 const MARKER = /^\[(GOAL|CHECKPOINT|DECISION|ARTIFACT|NEXT)\][ \t]+(\S.*)$/;
 const BULLET = /^(?:[-*+]|\d{1,3}[.)])[ \t]+/;
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
-const CHECKPOINT_STATUS = /\s+[-–—]\s*(COMPLETED|DONE|IN[ -]PROGRESS|PENDING)\s*$/i;
-const DECISION_LOCK = /\s+[-–—]\s*(LOCKED|UNLOCKED)\s*$/i;
-const ARTIFACT_ACTION = /^(created|added|modified|updated|edited|changed|deleted|removed)\s+(.+)$/i;
-
+const CHECKPOINT_WORDS = ['COMPLETED', 'DONE', 'IN PROGRESS', 'IN-PROGRESS', 'PENDING'];
+const LOCK_WORDS = ['LOCKED', 'UNLOCKED'];
+const ARTIFACT_VERBS = ['created', 'added', 'modified', 'updated', 'edited', 'changed', 'deleted', 'removed'];
 /** Width of the line's indentation (a tab counts as four columns, as in Markdown). */
 function indentWidth(line: string): number {
   let width = 0;
@@ -79,7 +79,7 @@ function indentWidth(line: string): number {
   return width;
 }
 
-const unquotePath = (s: string) => s.trim().replace(/^[`'"]+|[`'".,;:]+$/g, '');
+const unquotePath = (s: string) => trimEnds(s.trim(), '`\'"', '`\'".,;:');
 
 function markerOf(tag: string, rest: string): GoalMarker {
   const body = rest.trim();
@@ -87,28 +87,39 @@ function markerOf(tag: string, rest: string): GoalMarker {
     case 'GOAL':
       return { kind: 'goal', text: body };
     case 'CHECKPOINT': {
-      const m = CHECKPOINT_STATUS.exec(body);
+      const m = trailingDashWord(body, CHECKPOINT_WORDS);
       if (!m) return { kind: 'checkpoint', text: body, status: 'pending' };
-      const word = m[1].toUpperCase();
+      const word = m.word.toUpperCase();
       const status: GoalCheckpointStatus = word === 'COMPLETED' || word === 'DONE' ? 'completed' : word === 'PENDING' ? 'pending' : 'in-progress';
       return { kind: 'checkpoint', text: body.slice(0, m.index).trim(), status };
     }
     case 'DECISION': {
-      const m = DECISION_LOCK.exec(body);
+      const m = trailingDashWord(body, LOCK_WORDS);
       if (!m) return { kind: 'decision', text: body, locked: false };
-      return { kind: 'decision', text: body.slice(0, m.index).trim(), locked: m[1].toUpperCase() === 'LOCKED' };
+      return { kind: 'decision', text: body.slice(0, m.index).trim(), locked: m.word.toUpperCase() === 'LOCKED' };
     }
     case 'ARTIFACT': {
-      const m = ARTIFACT_ACTION.exec(body);
+      const m = leadingWordAndRest(body, ARTIFACT_VERBS);
       if (!m) return { kind: 'artifact', text: body };
-      const verb = m[1].toLowerCase();
+      const verb = m.word.toLowerCase();
       const action = verb === 'created' || verb === 'added' ? 'created' : verb === 'deleted' || verb === 'removed' ? 'deleted' : 'modified';
-      const path = unquotePath(m[2]);
+      const path = unquotePath(m.rest);
       return path ? { kind: 'artifact', text: body, action, path } : { kind: 'artifact', text: body, action };
     }
     default:
       return { kind: 'next', text: body };
   }
+}
+
+/** Whether a line closes the fence: up to three spaces, at least as many fence characters, then only whitespace. */
+function closesFence(line: string, fence: { char: string; length: number }): boolean {
+  let i = 0;
+  while (i < 3 && line[i] === ' ') i += 1;
+  const start = i;
+  while (line[i] === fence.char) i += 1;
+  if (i - start < fence.length) return false;
+  for (; i < line.length; i += 1) if (!isWhitespace(line[i])) return false;
+  return true;
 }
 
 /** The goal markers of one text, in order. Markers in code blocks, inline code, quotes and quoted strings are not markers. */
@@ -118,8 +129,7 @@ export function extractGoalMarkers(text: string): GoalMarker[] {
   for (const raw of text.split(/\r?\n/)) {
     const open = FENCE.exec(raw);
     if (fence) {
-      const close = new RegExp(`^ {0,3}${fence.char === '`' ? '`' : '~'}{${fence.length},}\\s*$`);
-      if (close.test(raw)) fence = undefined;
+      if (closesFence(raw, fence)) fence = undefined;
       continue;
     }
     if (open) {

@@ -1,6 +1,7 @@
 import { Block, CanonicalMessage, ToolResultBlock } from '../messages/canonical';
 import { IngestResult, IngestStep } from './preset';
 import { CountMessage } from './types';
+import { isWhitespace, replaceMarkdownLinks, replaceScriptAndStyle, replaceTags, splitCapitalRuns } from './text-scan';
 
 /**
  * Seed 000's selective tool post-processing ("compress token-heavy tool outputs immediately
@@ -75,9 +76,7 @@ const fmt = (n: number) => n.toLocaleString('en-US');
 
 /** The words of a tool name or pattern: `mcp__fs__readFile` → `mcp fs read file`. */
 export function nameWords(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+  return splitCapitalRuns(name.replace(/([a-z0-9])([A-Z])/g, '$1 $2'))
     .toLowerCase()
     .split(/[^a-z0-9]+/)
     .filter((w) => w.length > 0);
@@ -133,9 +132,7 @@ export function isStructured(text: string): boolean {
 
 const URL_RE = /https?:\/\/[^\s<>"'`)\]]+/;
 const stripHtml = (s: string) =>
-  s
-    .replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ')
-    .replace(/<[^>]+>/g, ' ')
+  replaceTags(replaceScriptAndStyle(s, ' '), ' ')
     .replace(/&nbsp;/g, ' ')
     .replace(/&amp;/g, '&')
     .replace(/&lt;/g, '<')
@@ -194,7 +191,7 @@ function hitsFromText(text: string): SearchHit[] {
     const urlLine = g.find((l) => URL_RE.test(l));
     if (!urlLine) continue;
     const url = (URL_RE.exec(urlLine) as RegExpExecArray)[0];
-    const cleaned = g.map((l) => collapse(l.replace(LABEL, '').replace(/\[([^\]]*)\]\([^)]*\)/g, '$1').replace(URL_RE, '')));
+    const cleaned = g.map((l) => collapse(replaceMarkdownLinks(l.replace(LABEL, '')).replace(URL_RE, '')));
     const titleIndex = cleaned.findIndex((l) => l.length > 0);
     const title = titleIndex >= 0 ? cleaned[titleIndex] : '';
     const snippet = cleaned.filter((l, i) => i !== titleIndex && l.length > 0).join(' ');
@@ -325,7 +322,8 @@ function rowsFromJson(value: unknown): { rows: unknown[]; stated?: number } | un
   return undefined;
 }
 
-const SEPARATOR_LINE = /^[\s|+:=-]*-{3,}[\s|+:=-]*$/;
+/** `/^[\s|+:=-]*-{3,}[\s|+:=-]*$/` (cubic on a long line of dashes) as a scan: table-rule characters only, with a `---`. */
+const isSeparatorLine = (t: string) => t.includes('---') && [...t].every((ch) => '|+:=-'.includes(ch) || isWhitespace(ch));
 const ROWS_FOOTER = /^\((\d[\d,]*) rows?\)$/;
 
 /** psql / mysql / markdown / CSV / TSV tables: a header line and rows with the same number of delimiters. */
@@ -334,7 +332,7 @@ function rowsFromText(text: string): { header: string; rows: string[]; stated?: 
   const lines: string[] = [];
   for (const l of text.split('\n')) {
     const t = l.trim();
-    if (t === '' || SEPARATOR_LINE.test(t) || /^\+[-+]+\+$/.test(t)) continue;
+    if (t === '' || isSeparatorLine(t) || /^\+[-+]+\+$/.test(t)) continue;
     const footer = ROWS_FOOTER.exec(t);
     if (footer) {
       stated = Number(footer[1].replace(/,/g, ''));

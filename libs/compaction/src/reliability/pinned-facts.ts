@@ -14,6 +14,7 @@
  */
 import { extractGoalMarkers } from '../engine/goal-markers';
 import { CanonicalMessage, ToolResultContent } from '../messages/canonical';
+import { isListingLine, trimTrailing } from '../engine/text-scan';
 
 export type PinnedFactKind = 'locked-decision' | 'error-code' | 'path' | 'command' | 'identifier' | 'number';
 
@@ -180,7 +181,7 @@ const FRAMEWORK_NAMES = /^(?:node|next|vue|nuxt|three|d3|chart|express|react|ang
 
 /** The path a token names, or undefined: a name with a file extension, or a rooted path of at least two segments; never a URL. */
 function pathOf(token: string): string | undefined {
-  let p = token.replace(/[.,;:]+$/, '');
+  let p = trimTrailing(token, '.,;:');
   if (p.length < 3 || p.length > 240 || p.includes('@')) return undefined;
   if (!/[A-Za-z]/.test(p)) return undefined;
   const drive = /^[A-Za-z]:\\/.test(p);
@@ -330,10 +331,10 @@ const FRAME_LINE = /^\s*(?:File ".*", line \d+|at\s+\S.*(?::\d+|\))\s*$)/;
 const NUMBERED_LINE = /^\s*\d+:/;
 const INDENTED = /^(?: {4}|\t)/;
 const DIFF_HEADER = /^(?:diff --git |index [0-9a-f]+\.\.|(?:\+\+\+|---) (?:[ab]\/|\/dev\/null)|@@ )/;
-const LISTING_LINE = /^\s*[\w.~@+/-]+\/?(?:(?:\t+| {2,})[\w.~@+/-]+\/?)*\s*$/;
+
 
 /** Lines of code in an output (a numbered listing, a diff, `raise`/`except`/`throw` statements) name errors without reporting one. */
-const CODE_STATEMENT = /^\s*(?:raise|throw|except|catch|class|def|function|import|from|return|assert|if|elif|else|new|const|let|var|export|public|private|protected|static|interface|@\w+|\}?\s*catch)\b/;
+const CODE_STATEMENT = /^\s*(?:raise|throw|except|catch|class|def|function|import|from|return|assert|if|elif|else|new|const|let|var|export|public|private|protected|static|interface|@\w+|\}\s*catch)\b/;
 const isCodeLine = (line: string, inDiff: boolean) => NUMBERED_LINE.test(line) || (inDiff && /^[+\- ]/.test(line)) || CODE_STATEMENT.test(line);
 const isErrorLine = (line: string) => ERROR_WORDS.test(line) || PYTEST_ERROR.test(line) || errorCodesIn(line).length > 0;
 
@@ -387,7 +388,7 @@ function classifyNonAssistant(text: string, role: 'user' | 'tool'): Line[] {
       FRAME_LINE.test(line) ||
       DIFF_HEADER.test(line) ||
       (inDiff && /^[+-]/.test(line)) ||
-      LISTING_LINE.test(line);
+      isListingLine(line);
     if (!pasted) out[i].source = 'said';
   }
   if (fence) closeFence(raw.length);

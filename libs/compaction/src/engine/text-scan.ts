@@ -1,0 +1,232 @@
+// Linear-time scans for the few text operations whose natural regular expression backtracks
+// super-linearly on adversarial input (an agent's tool output, an upstream answer). Each one
+// does exactly what the regex it replaces did; the regex is named in its comment.
+
+const WHITESPACE = /\s/;
+
+/** True for the characters `\s` matches (the same set `String.prototype.trim` removes). */
+export const isWhitespace = (ch: string | undefined): boolean => ch !== undefined && WHITESPACE.test(ch);
+
+/** `s.replace(/[chars]+$/, '')`. */
+export function trimTrailing(s: string, chars: string): string {
+  let end = s.length;
+  while (end > 0 && chars.includes(s[end - 1])) end -= 1;
+  return s.slice(0, end);
+}
+
+/** `s.replace(/^[lead]+|[trail]+$/g, '')`: the trailing run never reaches into the removed leading run. */
+export function trimEnds(s: string, lead: string, trail: string): string {
+  let start = 0;
+  while (start < s.length && lead.includes(s[start])) start += 1;
+  let end = s.length;
+  while (end > start && trail.includes(s[end - 1])) end -= 1;
+  return s.slice(start, end);
+}
+
+/** ASCII-only case folding, as a non-unicode `/i` regex compares letters. */
+const fold = (code: number) => (code >= 65 && code <= 90 ? code + 32 : code);
+
+/** Whether `word` (ASCII) occurs in `s` at `at`, ignoring ASCII case as `/i` does. */
+export function startsWithAt(s: string, word: string, at: number): boolean {
+  if (at < 0 || at + word.length > s.length) return false;
+  for (let k = 0; k < word.length; k += 1) if (fold(s.charCodeAt(at + k)) !== fold(word.charCodeAt(k))) return false;
+  return true;
+}
+
+/** The first index >= `from` where `word` occurs, ignoring ASCII case; -1 if none. Linear for a short `word`. */
+export function indexOfIgnoringCase(s: string, word: string, from: number): number {
+  for (let i = from; i + word.length <= s.length; i += 1) if (startsWithAt(s, word, i)) return i;
+  return -1;
+}
+
+/** `s.replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')`: a space before the last capital of a run of capitals followed by a lowercase letter. */
+export function splitCapitalRuns(s: string): string {
+  const upper = (c: string | undefined) => c !== undefined && c >= 'A' && c <= 'Z';
+  const lower = (c: string | undefined) => c !== undefined && c >= 'a' && c <= 'z';
+  let out = '';
+  let copied = 0;
+  let i = 0;
+  while (i < s.length) {
+    if (!upper(s[i])) {
+      i += 1;
+      continue;
+    }
+    let end = i;
+    while (upper(s[end])) end += 1;
+    if (end - i >= 2 && lower(s[end])) {
+      out += s.slice(copied, end - 1) + ' ';
+      copied = end - 1;
+      i = end + 1;
+    } else i = end;
+  }
+  return out + s.slice(copied);
+}
+
+/** `s.replace(/<(script|style)[\s\S]*?<\/\1>/gi, with)`, ASCII case-insensitive as that regex is. */
+export function replaceScriptAndStyle(s: string, replacement: string): string {
+  let out = '';
+  let copied = 0;
+  // Once a closing tag is missing after some point, it is missing after every later point.
+  const unclosed = new Set<string>();
+  let i = s.indexOf('<');
+  while (i >= 0) {
+    const name = ['script', 'style'].find((n) => !unclosed.has(n) && startsWithAt(s, n, i + 1));
+    if (name) {
+      const close = indexOfIgnoringCase(s, `</${name}>`, i + 1 + name.length);
+      if (close >= 0) {
+        out += s.slice(copied, i) + replacement;
+        copied = close + name.length + 3;
+        i = s.indexOf('<', copied);
+        continue;
+      }
+      unclosed.add(name);
+    }
+    i = s.indexOf('<', i + 1);
+  }
+  return out + s.slice(copied);
+}
+
+/** `s.replace(/<[^>]+>/g, with)`. */
+export function replaceTags(s: string, replacement: string): string {
+  let out = '';
+  let copied = 0;
+  let i = s.indexOf('<');
+  while (i >= 0) {
+    const close = s.indexOf('>', i + 1);
+    if (close < 0) break;
+    if (close === i + 1) {
+      i = s.indexOf('<', i + 1);
+      continue;
+    }
+    // A `<` between `i` and `close` starts no tag of its own: this one swallows it.
+    out += s.slice(copied, i) + replacement;
+    copied = close + 1;
+    i = s.indexOf('<', copied);
+  }
+  return out + s.slice(copied);
+}
+
+/** `s.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')`: a Markdown link becomes its text. */
+export function replaceMarkdownLinks(s: string): string {
+  let out = '';
+  let copied = 0;
+  let i = s.indexOf('[');
+  while (i >= 0) {
+    const closeBracket = s.indexOf(']', i + 1);
+    if (closeBracket < 0) break;
+    if (s[closeBracket + 1] !== '(') {
+      // Every `[` up to this `]` ends at the same `]`, so none of them starts a link.
+      i = s.indexOf('[', closeBracket + 1);
+      continue;
+    }
+    const closeParen = s.indexOf(')', closeBracket + 2);
+    if (closeParen < 0) break;
+    out += s.slice(copied, i) + s.slice(i + 1, closeBracket);
+    copied = closeParen + 1;
+    i = s.indexOf('[', copied);
+  }
+  return out + s.slice(copied);
+}
+
+const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
+const REDIRECT_TARGET_STOP = ';&|<>';
+
+/** `s.replace(/\d*(?:>>?|<)&?\s*[^\s;&|<>]+/g, with)`: shell redirections (`2>&1`, `> out.log`, `<in`) out of a command. */
+export function replaceRedirections(s: string, replacement: string): string {
+  let out = '';
+  let copied = 0;
+  let i = 0;
+  while (i < s.length) {
+    let op = i;
+    while (isDigit(s[op])) op += 1;
+    if (s[op] === '>' || s[op] === '<') {
+      let k = op + 1;
+      if (s[op] === '>' && s[k] === '>') k += 1;
+      if (s[k] === '&') k += 1;
+      while (isWhitespace(s[k])) k += 1;
+      let end = k;
+      while (end < s.length && !isWhitespace(s[end]) && !REDIRECT_TARGET_STOP.includes(s[end])) end += 1;
+      if (end > k) {
+        out += s.slice(copied, i) + replacement;
+        copied = end;
+        i = end;
+        continue;
+      }
+    }
+    // A digit run fails wherever in it the search starts: it has one end.
+    i = op > i ? op : i + 1;
+  }
+  return out + s.slice(copied);
+}
+
+const LISTING_NAME = /[\w.~@+/-]/;
+
+/**
+ * `/^\s*[\w.~@+/-]+\/?(?:(?:\t+| {2,})[\w.~@+/-]+\/?)*\s*$/` (exponential on an `ls -F` line): names
+ * separated by tabs or by two or more spaces, and nothing else on the line.
+ */
+export function isListingLine(line: string): boolean {
+  let start = 0;
+  while (start < line.length && isWhitespace(line[start])) start += 1;
+  let end = line.length;
+  while (end > start && isWhitespace(line[end - 1])) end -= 1;
+  if (start === end) return false;
+  let i = start;
+  while (i < end) {
+    if (LISTING_NAME.test(line[i])) {
+      i += 1;
+      continue;
+    }
+    const gapChar = line[i];
+    if (gapChar !== '\t' && gapChar !== ' ') return false;
+    const gapStart = i;
+    while (line[i] === gapChar) i += 1;
+    if (gapChar === ' ' && i - gapStart < 2) return false;
+    // A gap of tabs and spaces mixed is not one separator; the next character must start a name.
+    if (!LISTING_NAME.test(line[i])) return false;
+  }
+  return true;
+}
+
+const LINE_TERMINATORS = '\n\r\u2028\u2029';
+
+/**
+ * A trailing status word after a dash: what `/\s+[-–—]\s*(WORD|…)\s*$/i` found, scanned from the
+ * end in linear time (that regex is quadratic on a long run of spaces). `index` is where the
+ * match starts, `word` the word as written.
+ */
+export function trailingDashWord(body: string, words: readonly string[]): { index: number; word: string } | undefined {
+  let end = body.length;
+  while (end > 0 && isWhitespace(body[end - 1])) end -= 1;
+  for (const word of words) {
+    const wordStart = end - word.length;
+    if (!startsWithAt(body, word, wordStart)) continue;
+    let dash = wordStart;
+    while (dash > 0 && isWhitespace(body[dash - 1])) dash -= 1;
+    dash -= 1;
+    if (dash < 1 || !'-–—'.includes(body[dash]) || !isWhitespace(body[dash - 1])) continue;
+    let index = dash - 1;
+    while (index > 0 && isWhitespace(body[index - 1])) index -= 1;
+    return { index, word: body.slice(wordStart, end) };
+  }
+  return undefined;
+}
+
+/** `/^(word|…)\s+(.+)$/i` in linear time: the verb and the rest after its whitespace. */
+export function leadingWordAndRest(body: string, words: readonly string[]): { word: string; rest: string } | undefined {
+  const verb = words.find((v) => startsWithAt(body, v, 0));
+  if (!verb) return undefined;
+  let restStart = verb.length;
+  while (restStart < body.length && isWhitespace(body[restStart])) restStart += 1;
+  const spaces = restStart - verb.length;
+  if (spaces === 0) return undefined;
+  if (restStart === body.length) {
+    // `\s+` gives its last character back to `(.+)` when nothing else is left.
+    if (spaces < 2) return undefined;
+    restStart -= 1;
+  }
+  const rest = body.slice(restStart);
+  if (rest.length === 0 || [...LINE_TERMINATORS].some((t) => rest.includes(t))) return undefined;
+  return { word: body.slice(0, verb.length), rest };
+}
+
