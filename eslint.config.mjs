@@ -4,6 +4,8 @@
 import js from '@eslint/js';
 import nx from '@nx/eslint-plugin';
 import tseslint from 'typescript-eslint';
+import { REDOS_ALLOW, REDOS_PENDING } from './tools/lint/redos-lists.mjs';
+import redos from './tools/lint/redos-safe.mjs';
 
 const nodeGlobals = Object.fromEntries(
   ['process', 'console', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'URL', 'fetch', 'Buffer', 'performance']
@@ -55,6 +57,14 @@ export default tseslint.config(
     plugins: { '@nx': nx },
     files: ['apps/*/src/**/*.{ts,tsx,js}', 'libs/*/src/**/*.{ts,js}', 'e2e/**/*.ts', 'docker/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': ['error', boundaries(false)] },
+  },
+  {
+    // Every regex the apps and libs run is proven linear-time by recheck (issue #15): an agent's
+    // tool output is adversarial input. Tests are exempt: their regexes see only their own data.
+    plugins: { compactor: redos },
+    files: ['apps/*/src/**/*.{ts,tsx}', 'libs/*/src/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.spec.tsx', '**/*.int-spec.ts', '**/test-app.ts'],
+    rules: { 'compactor/redos-safe': ['error', { allow: REDOS_ALLOW, pending: REDOS_PENDING }] },
   },
   {
     // Tests may also use the testing lib (factories, databases, the fake LLM upstream).
