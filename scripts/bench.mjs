@@ -142,7 +142,8 @@ async function main() {
   const key = `bench_${randomBytes(24).toString('hex')}`;
   // A queue prefix of this run's own, so no other worker on this Redis takes its jobs.
   const queuePrefix = `bench-${process.pid}-${randomBytes(4).toString('hex')}`;
-  const serviceEnv = { ...env, NODE_ENV: 'production', DATABASE_URL: benchUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix, LOG_LEVEL: 'warn' };
+  // The benches' upstreams are in-process servers on loopback, named as a tenant's own upstreams by some workloads.
+  const serviceEnv = { ...env, NODE_ENV: 'production', DATABASE_URL: benchUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: queuePrefix, LOG_LEVEL: 'warn', COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS: 'true' };
   const api = await startApi({ ...serviceEnv, PORT: String(PORT), COMPACTOR_INIT_API_KEY: key });
   let worker = null;
   if (withWorker) {
