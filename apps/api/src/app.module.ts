@@ -37,6 +37,11 @@ import { ProxyController } from './proxy/proxy.controller';
 import { proxyProviders } from './proxy/proxy-providers';
 import { StatusController } from './status/status.controller';
 import { StatusService } from './status/status.service';
+import { AuditController } from './audit/audit.controller';
+import { AuditLog } from './audit/audit-log';
+import { TenantController } from './tenant/tenant.controller';
+import { TenantDefaults } from './tenant/tenant-defaults';
+import { TenantService } from './tenant/tenant.service';
 
 @Module({})
 export class AppModule {
@@ -44,7 +49,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [PersistenceModule.forRoot({ databaseUrl: config.DATABASE_URL })],
-      controllers: [EventsController, HealthController, MetricsController, KeysController, SessionsController, CompactionController, ArtifactsController, ToolsController, SnapshotsController, GoalController, AnalyticsController, ProxyController, StatusController],
+      controllers: [EventsController, HealthController, MetricsController, KeysController, SessionsController, CompactionController, ArtifactsController, ToolsController, SnapshotsController, GoalController, AnalyticsController, ProxyController, StatusController, TenantController, AuditController],
       providers: [
         { provide: API_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
@@ -71,6 +76,9 @@ export class AppModule {
         AnalyticsService,
         StatusService,
         ...proxyProviders,
+        AuditLog,
+        TenantDefaults,
+        TenantService,
       ],
     };
   }

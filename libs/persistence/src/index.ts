@@ -5,6 +5,7 @@ export * from './health.repository';
 export * from './idempotency.repository';
 export * from './api-key.repository';
 export * from './tenant.repository';
+export * from './audit.repository';
 export * from './session.repository';
 export * from './message.repository';
 export * from './append.repository';

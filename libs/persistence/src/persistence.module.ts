@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AnalyticsRepository } from './analytics.repository';
 import { ApiKeyRepository } from './api-key.repository';
 import { AppendRepository } from './append.repository';
+import { AuditRepository } from './audit.repository';
 import { CompactionRepository } from './compaction.repository';
 import { EventRepository } from './event.repository';
 import { HealthRepository } from './health.repository';
@@ -17,6 +18,7 @@ const repositories = [
   AnalyticsRepository,
   ApiKeyRepository,
   AppendRepository,
+  AuditRepository,
   CompactionRepository,
   EventRepository,
   HealthRepository,

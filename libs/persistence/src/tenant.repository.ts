@@ -1,7 +1,18 @@
 import { Injectable } from '@nestjs/common';
+import type { NewAuditEntry } from './audit.repository';
+import { Prisma } from './generated/prisma/client';
 import { PrismaService } from './prisma.service';
 
 export const DEFAULT_TENANT = 'default';
+
+export interface TenantRecord {
+  id: string;
+  name: string;
+  settings: unknown;
+}
+
+/** What a settings change writes: the new settings and its audit entry, or null when nothing changes. */
+export type SettingsChange = { settings: Prisma.InputJsonObject; audit: Omit<NewAuditEntry, 'tenantId'> } | null;
 
 @Injectable()
 export class TenantRepository {
@@ -11,6 +22,27 @@ export class TenantRepository {
   async settings(id: string): Promise<unknown> {
     const tenant = await this.prisma.tenant.findUnique({ where: { id }, select: { settings: true } });
     return tenant?.settings ?? null;
+  }
+
+  find(id: string): Promise<TenantRecord | null> {
+    return this.prisma.tenant.findUnique({ where: { id }, select: { id: true, name: true, settings: true } });
+  }
+
+  /**
+   * Changes the settings under the tenant's row lock, so two concurrent changes of different fields
+   * both hold, and writes the change's audit entry in the same transaction (no change without its entry).
+   */
+  async updateSettings(id: string, change: (current: unknown) => SettingsChange): Promise<TenantRecord | null> {
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<{ settings: unknown }[]>`SELECT settings FROM tenants WHERE id = ${id}::uuid FOR UPDATE`;
+      if (rows.length === 0) return null;
+      const next = change(rows[0].settings);
+      if (next) {
+        await tx.tenant.update({ where: { id }, data: { settings: next.settings } });
+        await tx.auditEntry.create({ data: { ...next.audit, tenantId: id } });
+      }
+      return tx.tenant.findUnique({ where: { id }, select: { id: true, name: true, settings: true } });
+    });
   }
 
   /** The tenant of that name, created on first use. */

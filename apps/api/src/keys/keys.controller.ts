@@ -4,6 +4,7 @@ import { ApiKeyScope } from '@compactor/persistence';
 import { Auth, Authenticated } from '../auth/auth.decorator';
 import { AuthContext } from '../auth/scopes';
 import { parseOrThrow } from '../common/validation';
+import { AuditLog } from '../audit/audit-log';
 import { ErrorResponse } from '../errors/error-response.dto';
 import { ApiKeyList, ApiKeyView, CreateApiKeyRequest, CreatedApiKey, createKeySchema } from './keys.dto';
 import { KeysService } from './keys.service';
@@ -12,7 +13,10 @@ import { KeysService } from './keys.service';
 @Controller('v1/keys')
 @Authenticated('admin')
 export class KeysController {
-  constructor(private readonly keys: KeysService) {}
+  constructor(
+    private readonly keys: KeysService,
+    private readonly audit: AuditLog,
+  ) {}
 
   @Get()
   @ApiOperation({ operationId: 'listApiKeys', summary: "The tenant's API keys (never the keys themselves)." })
@@ -25,9 +29,12 @@ export class KeysController {
   @ApiOperation({ operationId: 'createApiKey', summary: 'Creates a key; the response is the only time the key is shown.' })
   @ApiBody({ type: CreateApiKeyRequest })
   @ApiCreatedResponse({ type: CreatedApiKey })
-  create(@Auth() auth: AuthContext, @Body() body: unknown): Promise<CreatedApiKey> {
+  async create(@Auth() auth: AuthContext, @Body() body: unknown): Promise<CreatedApiKey> {
     const input = parseOrThrow(createKeySchema, body);
-    return this.keys.create(auth.tenantId, input.name, [...new Set(input.scopes)] as ApiKeyScope[]);
+    const created = await this.keys.create(auth.tenantId, input.name, [...new Set(input.scopes)] as ApiKeyScope[]);
+    // The key's id, name, prefix and scopes: never the key or its hash.
+    await this.audit.record(auth, 'api-key.created', { type: 'api-key', id: created.id }, { name: created.name, prefix: created.prefix, scopes: created.scopes });
+    return created;
   }
 
   @Delete(':keyId')
@@ -35,7 +42,9 @@ export class KeysController {
   @ApiOperation({ operationId: 'revokeApiKey', summary: 'Revokes a key; requests with it get 401 from now on.' })
   @ApiOkResponse({ type: ApiKeyView })
   @ApiNotFoundResponse({ type: ErrorResponse })
-  revoke(@Auth() auth: AuthContext, @Param('keyId') keyId: string): Promise<ApiKeyView> {
-    return this.keys.revoke(auth.tenantId, keyId);
+  async revoke(@Auth() auth: AuthContext, @Param('keyId') keyId: string): Promise<ApiKeyView> {
+    const revoked = await this.keys.revoke(auth.tenantId, keyId);
+    await this.audit.record(auth, 'api-key.revoked', { type: 'api-key', id: revoked.id }, { name: revoked.name, prefix: revoked.prefix });
+    return revoked;
   }
 }

@@ -55,6 +55,11 @@ export class ProxySettings {
     return settings;
   }
 
+  /** Drops this process's copy of the tenant's settings (PATCH /v1/tenant changed them). */
+  invalidate(tenantId: string): void {
+    this.cache.delete(tenantId);
+  }
+
   private async read(tenantId: string): Promise<UpstreamSettings | ProxyError> {
     const parsed = tenantProxySchema.safeParse((await this.tenants.settings(tenantId)) ?? {});
     if (!parsed.success) this.logger.warn({ tenantId, problems: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) }, 'tenant proxy settings ignored');

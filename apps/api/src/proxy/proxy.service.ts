@@ -41,6 +41,7 @@ import { passThroughPath } from './pass-through-path';
 import { KeyedLock } from './session-lock';
 import { commonPrefixLength } from './json-scan';
 import { storedForm } from './stored-form';
+import { TenantDefaults } from '../tenant/tenant-defaults';
 import { clientHeaders, UpstreamClient, UpstreamExchange, upstreamHeaders } from './upstream';
 
 /** Where a request's new messages went once stored: the answer is recorded after `afterSeq` in `session`. */
@@ -236,6 +237,7 @@ export class ProxyService implements OnModuleDestroy {
     private readonly publisher: EventPublisher,
     private readonly counter: MessageTokenCounter,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly tenantDefaults: TenantDefaults,
   ) {}
 
   onModuleDestroy(): void {
@@ -741,7 +743,9 @@ export class ProxyService implements OnModuleDestroy {
   }
 
   /** The first request of a conversation: a new session with the request's model, holding the whole conversation. */
-  private create(tenantId: string, externalId: string, request: ProxyRequest, keys: MessageKeys[], policy: PolicyInput | undefined): Promise<Resolution> {
+  private async create(tenantId: string, externalId: string, request: ProxyRequest, keys: MessageKeys[], requested: PolicyInput | undefined): Promise<Resolution> {
+    // Without X-Compactor-Policy the session takes the tenant's default policy, for the first request's budget too.
+    const policy = requested ?? (await this.tenantDefaults.policy(tenantId));
     const config = resolveSessionConfig({ model: request.model, policy });
     const target = transientSession(tenantId, externalId, { model: config.model, contextWindow: config.contextWindow, outputReserve: config.outputReserve, policy: policyJson(config.policy) });
     return this.pendingConversation(target, request, keys, async (precounted) => {

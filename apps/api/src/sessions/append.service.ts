@@ -30,6 +30,7 @@ import { EventPublisher } from '@compactor/jobs';
 import { resolveModel } from '@compactor/tokens';
 import { createHash, randomUUID } from 'node:crypto';
 import { CompactionScheduler } from '../compaction/compaction-scheduler';
+import { TenantDefaults } from '../tenant/tenant-defaults';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
 import { AppendBody, AppendMessagesResponse } from './append.dto';
 import { policyJson, resolveSessionConfig, sessionPolicy, sessionUsage } from './session-config';
@@ -121,6 +122,7 @@ export class AppendService {
     private readonly scheduler: CompactionScheduler,
     private readonly publisher: EventPublisher,
     private readonly events: EventRepository,
+    private readonly tenantDefaults: TenantDefaults,
   ) {}
 
   /** Counts the messages, taking the precounted last ones as they are when they were counted for this model. */
@@ -137,7 +139,8 @@ export class AppendService {
     const ambiguous = body.format === undefined && detectFormat(body.messages, 'openai') !== detectFormat(body.messages, 'anthropic');
     const previousFormat = existing && ambiguous ? ((await this.messages.lastFormat(existing.id)) as MessageFormat | undefined) : undefined;
     const { format, messages, raw, systemCount } = parseMessages(body, previousFormat);
-    const config = resolveSessionConfig(body);
+    // A session this append creates without a policy takes the tenant's default policy (PATCH /v1/tenant).
+    const config = resolveSessionConfig(existing || body.policy ? body : { ...body, policy: await this.tenantDefaults.policy(tenantId) });
     const warnings = existing
       ? (['model', 'contextWindow', 'outputReserve', 'policy'] as const)
           .filter((f) => body[f] !== undefined)

@@ -19,7 +19,9 @@ import type { Response } from 'express';
 import { Auth, Authenticated } from '../auth/auth.decorator';
 import { AuthContext } from '../auth/scopes';
 import { parseOrThrow, parseSessionId, sessionIdSchema } from '../common/validation';
+import { AuditLog } from '../audit/audit-log';
 import { ErrorResponse } from '../errors/error-response.dto';
+import { TenantDefaults } from '../tenant/tenant-defaults';
 import { AppendMessagesRequest, AppendMessagesResponse, appendBodySchema, idempotencyKeySchema } from './append.dto';
 import { AppendService } from './append.service';
 import { ContextResponse } from './context.dto';
@@ -85,6 +87,8 @@ export class SessionsController {
     private readonly appends: AppendService,
     private readonly contexts: ContextService,
     private readonly messages: MessageRepository,
+    private readonly audit: AuditLog,
+    private readonly tenantDefaults: TenantDefaults,
   ) {}
 
   @Get()
@@ -115,7 +119,8 @@ export class SessionsController {
   @ApiConflictResponse({ type: ErrorResponse })
   async create(@Auth() auth: AuthContext, @Body() body: unknown): Promise<SessionWithWarnings> {
     const input = parseOrThrow(createSessionSchema, body);
-    const config = resolveSessionConfig(input);
+    // Without a policy the session takes the tenant's default policy (PATCH /v1/tenant).
+    const config = resolveSessionConfig({ ...input, policy: input.policy ?? (await this.tenantDefaults.policy(auth.tenantId)) });
     const session = await this.sessions.create(auth.tenantId, input.id, config);
     return { ...toSessionView(session), warnings: config.warnings };
   }
@@ -135,9 +140,17 @@ export class SessionsController {
   @ApiBody({ type: UpdateSessionRequest })
   @ApiOkResponse({ type: SessionWithWarnings })
   @ApiNotFoundResponse(SESSION_NOT_FOUND)
-  update(@Auth() auth: AuthContext, @Param('id') id: string, @Body() body: unknown): Promise<SessionWithWarnings> {
+  async update(@Auth() auth: AuthContext, @Param('id') id: string, @Body() body: unknown): Promise<SessionWithWarnings> {
     const sessionId = parseSessionId(id);
-    return this.updates.update(auth.tenantId, sessionId, parseOrThrow(updateSessionSchema, body));
+    const change = parseOrThrow(updateSessionSchema, body);
+    const updated = await this.updates.update(auth.tenantId, sessionId, change);
+    // The new values; of a policy its preset and the names of its overrides (a prompt override can be kilobytes).
+    const { policy, ...fields } = change;
+    await this.audit.record(auth, 'session.updated', { type: 'session', id: sessionId }, {
+      ...fields,
+      ...(policy ? { policy: { preset: policy.preset, overrides: Object.keys(policy.overrides) } } : {}),
+    });
+    return updated;
   }
 
   @Delete(':id')
@@ -149,6 +162,7 @@ export class SessionsController {
   async delete(@Auth() auth: AuthContext, @Param('id') id: string): Promise<DeletedSession> {
     const sessionId = parseSessionId(id);
     await this.sessions.delete(auth.tenantId, sessionId);
+    await this.audit.record(auth, 'session.deleted', { type: 'session', id: sessionId });
     return { id: sessionId, deleted: true };
   }
 

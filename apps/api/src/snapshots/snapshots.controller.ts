@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { Auth, Authenticated } from '../auth/auth.decorator';
 import { AuthContext } from '../auth/scopes';
 import { parseOrThrow, parseSessionId } from '../common/validation';
+import { AuditLog } from '../audit/audit-log';
 import { ErrorResponse } from '../errors/error-response.dto';
 import { CheckpointList, CreateSnapshotRequest, RestoreResponse, SnapshotList, SnapshotView, VersionDiff } from './snapshots.dto';
 import { SnapshotsService } from './snapshots.service';
@@ -19,7 +20,10 @@ const versionNumber = z.coerce.number({ message: 'must be a version number' }).i
 @ApiTags('snapshots')
 @Controller('v1/sessions/:id')
 export class SnapshotsController {
-  constructor(private readonly snapshots: SnapshotsService) {}
+  constructor(
+    private readonly snapshots: SnapshotsService,
+    private readonly audit: AuditLog,
+  ) {}
 
   @Get('snapshots')
   @Authenticated('read')
@@ -58,9 +62,11 @@ export class SnapshotsController {
   @ApiBadRequestResponse({ type: ErrorResponse })
   @ApiNotFoundResponse({ type: ErrorResponse })
   @ApiConflictResponse({ type: ErrorResponse })
-  restore(@Auth() auth: AuthContext, @Param('id') id: string, @Param('snapshotId') snapshotId: string): Promise<RestoreResponse> {
+  async restore(@Auth() auth: AuthContext, @Param('id') id: string, @Param('snapshotId') snapshotId: string): Promise<RestoreResponse> {
     const sessionId = parseSessionId(id);
-    return this.snapshots.restore(auth.tenantId, sessionId, parseOrThrow(uuid('snapshot'), snapshotId, 'snapshotId'));
+    const restored = await this.snapshots.restore(auth.tenantId, sessionId, parseOrThrow(uuid('snapshot'), snapshotId, 'snapshotId'));
+    await this.audit.record(auth, 'snapshot.restored', { type: 'session', id: sessionId }, { snapshotId: restored.snapshotId, restoredVersion: restored.restoredVersion, version: restored.version });
+    return restored;
   }
 
   @Post('compactions/:jobId/undo')
@@ -71,9 +77,12 @@ export class SnapshotsController {
   @ApiBadRequestResponse({ type: ErrorResponse })
   @ApiNotFoundResponse({ type: ErrorResponse })
   @ApiConflictResponse({ type: ErrorResponse, description: 'The job changed nothing (skipped, failed, dry run or still running).' })
-  undo(@Auth() auth: AuthContext, @Param('id') id: string, @Param('jobId') jobId: string): Promise<RestoreResponse> {
+  async undo(@Auth() auth: AuthContext, @Param('id') id: string, @Param('jobId') jobId: string): Promise<RestoreResponse> {
     const sessionId = parseSessionId(id);
-    return this.snapshots.undo(auth.tenantId, sessionId, parseOrThrow(uuid('job'), jobId, 'jobId'));
+    const job = parseOrThrow(uuid('job'), jobId, 'jobId');
+    const restored = await this.snapshots.undo(auth.tenantId, sessionId, job);
+    await this.audit.record(auth, 'compaction.undone', { type: 'session', id: sessionId }, { jobId: job, snapshotId: restored.snapshotId, restoredVersion: restored.restoredVersion, version: restored.version });
+    return restored;
   }
 
   @Get('versions/:a/diff/:b')

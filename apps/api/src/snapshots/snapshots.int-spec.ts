@@ -112,6 +112,9 @@ describe('snapshots, undo, diff, goal and export', () => {
     const undo = (await http().post(`/v1/sessions/${id}/compactions/${secondJob}/undo`).set(auth()).expect(200)).body;
     expect(undo.restoredVersion).toBe(beforeSecond.version);
     expect(undo.version).toBeGreaterThan(pinned.contextVersion);
+    // The audit log names the undo, its job and the key that did it.
+    const audited = (await http().get('/v1/audit?limit=1').set(auth()).expect(200)).body.entries[0];
+    expect(audited).toMatchObject({ action: 'compaction.undone', targetType: 'session', targetId: id, keyId: expect.any(String), data: { jobId: secondJob, restoredVersion: undo.restoredVersion, version: undo.version } });
     const restored = await context(id);
     expect(restored.contextVersion).toBe(undo.version);
     expect((await session()).reliability.factors.compressionPenalty).toBeCloseTo(0.85, 5);

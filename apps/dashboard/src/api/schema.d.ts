@@ -72,6 +72,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's audit log of admin actions, newest first (keyset cursor). */
+        get: operations["listAuditEntries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{jobId}": {
         parameters: {
             query?: never;
@@ -469,6 +486,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tenant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The key's tenant and its settings: proxy upstreams and timeout, default policy. */
+        get: operations["getTenant"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Changes the tenant's settings (only the fields given; null clears one); each change writes an audit entry. */
+        patch: operations["updateTenant"];
+        trace?: never;
+    };
     "/v1/tools/read-artifact": {
         parameters: {
             query?: never;
@@ -571,6 +606,35 @@ export interface components {
             sessionId: string;
             usage: components["schemas"]["UsageView"];
             warnings?: string[];
+        };
+        AuditEntryView: {
+            /** @enum {string} */
+            action: "api-key.created" | "api-key.revoked" | "snapshot.restored" | "compaction.undone" | "session.deleted" | "session.updated" | "tenant.updated";
+            /** Format: date-time */
+            createdAt: string;
+            /** @description What changed (names, ids, old and new settings); never a key or its hash. */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Increasing with time; newer entries have larger ids.
+             * @example 42
+             */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The API key that acted.
+             */
+            keyId?: string | null;
+            /** @description The target's id: a key id, a session id or the tenant id. */
+            targetId: string;
+            /** @enum {string} */
+            targetType: "api-key" | "session" | "tenant";
+        };
+        AuditPage: {
+            entries: components["schemas"]["AuditEntryView"][];
+            /** @description Pass as `cursor` for the next (older) page; null on the last page. */
+            nextCursor?: string | null;
         };
         BudgetView: {
             /** @description window − reserve − tool schemas − safety margin − calibration: what the context may hold. */
@@ -1071,6 +1135,11 @@ export interface components {
             name: "balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging";
             trigger: components["schemas"]["PresetTriggerView"];
         };
+        ProxyDefaults: {
+            anthropicBaseUrl: string;
+            openaiBaseUrl: string;
+            timeoutMs: number;
+        };
         QueueDepth: {
             active: number;
             /** @description Waiting for a retry after a failure. */
@@ -1279,11 +1348,55 @@ export interface components {
             /** @description The message's treatment in version a (null: verbatim). */
             was?: string | null;
         };
+        TenantProxySettings: {
+            /** @description The tenant's Anthropic upstream (null: the operator's COMPACTOR_PROXY_ANTHROPIC_BASE_URL). */
+            anthropicBaseUrl?: string | null;
+            /** @description The tenant's OpenAI-compatible upstream, without /v1 (null: COMPACTOR_PROXY_OPENAI_BASE_URL). */
+            openaiBaseUrl?: string | null;
+            /** @description Upstream timeout in ms, 1000..3600000 (null: COMPACTOR_PROXY_TIMEOUT_MS). */
+            timeoutMs?: number | null;
+        };
+        TenantSettingsView: {
+            /** @description Whether upstreams on loopback, link-local or private addresses are allowed (COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS). */
+            allowPrivateUpstreams: boolean;
+            /** @description The policy of sessions created without one (null: the `balanced` preset). */
+            defaultPolicy?: components["schemas"]["PolicyView"] | null;
+            /** Format: uuid */
+            id: string;
+            name: string;
+            /** @description The tenant's own proxy upstreams and timeout. */
+            proxy: components["schemas"]["TenantProxySettings"];
+            /** @description The operator's environment values, used where the tenant sets none. */
+            proxyDefaults: components["schemas"]["ProxyDefaults"];
+        };
         UpdateSessionRequest: {
             contextWindow?: number;
             model?: string;
             outputReserve?: number;
             policy?: ("balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging") | components["schemas"]["PolicyView"];
+        };
+        UpdateTenantProxy: {
+            /**
+             * @description An http(s) URL without credentials, query or fragment; null clears it.
+             * @example https://api.anthropic.com
+             */
+            anthropicBaseUrl?: string | null;
+            /** @example https://api.openai.com */
+            openaiBaseUrl?: string | null;
+            /**
+             * @description 1000..3600000; null clears it.
+             * @example 600000
+             */
+            timeoutMs?: number | null;
+        };
+        UpdateTenantRequest: {
+            /**
+             * @description A preset name or {preset, overrides}, validated like a session's `policy`; null clears it.
+             * @example factor3
+             */
+            defaultPolicy?: (string | components["schemas"]["PolicyView"]) | null;
+            /** @description Only the fields given change. */
+            proxy?: components["schemas"]["UpdateTenantProxy"];
         };
         UsageCompactionMarker: {
             /** Format: uuid */
@@ -1576,6 +1689,56 @@ export interface operations {
                 content: {
                     "application/octet-stream": components["schemas"]["ErrorResponse"];
                     "text/plain": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    listAuditEntries: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page. */
+                cursor?: unknown;
+                /** @description 1..200, default 50. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'admin' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
         };
@@ -3075,6 +3238,93 @@ export interface operations {
                 };
             };
             /** @description The key lacks the 'read' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    getTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantSettingsView"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'admin' scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+        };
+    };
+    updateTenant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateTenantRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantSettingsView"];
+                };
+            };
+            /** @description Names every bad field, e.g. proxy.openaiBaseUrl resolving to an internal address. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The key lacks the 'admin' scope. */
             403: {
                 headers: {
                     [name: string]: unknown;

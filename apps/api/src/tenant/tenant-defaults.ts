@@ -1,0 +1,41 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PolicyInput } from '@compactor/compaction';
+import { TenantRepository } from '@compactor/persistence';
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { LOGGER } from '../logging/logger';
+import { policySchema } from '../sessions/session-config';
+
+const storedDefaultsSchema = z.object({ defaultPolicy: policySchema.optional() });
+
+const TTL_MS = 10_000;
+
+/**
+ * The tenant's default policy, which a session created without a policy takes (REST append,
+ * POST /v1/sessions, the proxy). Read at most every 10 s per tenant and process; PATCH /v1/tenant
+ * drops this process's copy at once (other replicas follow within 10 s).
+ */
+@Injectable()
+export class TenantDefaults {
+  private readonly cache = new Map<string, { at: number; policy: PolicyInput | undefined }>();
+
+  constructor(
+    private readonly tenants: TenantRepository,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async policy(tenantId: string): Promise<PolicyInput | undefined> {
+    const hit = this.cache.get(tenantId);
+    if (hit && Date.now() - hit.at < TTL_MS) return hit.policy;
+    const parsed = storedDefaultsSchema.safeParse((await this.tenants.settings(tenantId)) ?? {});
+    if (!parsed.success) this.logger.warn({ tenantId, problems: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) }, 'tenant default policy ignored');
+    const policy = parsed.success ? parsed.data.defaultPolicy : undefined;
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(tenantId, { at: Date.now(), policy });
+    return policy;
+  }
+
+  invalidate(tenantId: string): void {
+    this.cache.delete(tenantId);
+  }
+}

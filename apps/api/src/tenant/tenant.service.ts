@@ -1,0 +1,153 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DomainError, ErrorCode, FieldProblem, PolicyInput, ValidationFailed } from '@compactor/compaction';
+import { Prisma, TenantRecord, TenantRepository } from '@compactor/persistence';
+import { z } from 'zod';
+import { AuthContext } from '../auth/scopes';
+import { API_CONFIG, ApiConfig } from '../config/api-config';
+import { ProxySettings } from '../proxy/proxy-settings';
+import { internalAddressOf } from '../proxy/upstream-address';
+import { policyJson, policySchema } from '../sessions/session-config';
+import { TenantDefaults } from './tenant-defaults';
+import { TenantSettingsView } from './tenant.dto';
+
+/** An upstream base URL a tenant may set: http(s), no credentials (they would be shown and audited), no query or fragment. */
+const upstreamUrl = z
+  .string()
+  .max(2048, 'must be at most 2048 characters')
+  .superRefine((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL' });
+      return;
+    }
+    if (!['http:', 'https:'].includes(url.protocol)) ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL' });
+    else if (url.username || url.password) ctx.addIssue({ code: 'custom', message: 'must not contain credentials (the provider key goes in the request, not the URL)' });
+    else if (url.search || url.hash) ctx.addIssue({ code: 'custom', message: 'must not have a query or fragment' });
+  });
+
+export const updateTenantSchema = z
+  .strictObject({
+    proxy: z
+      .strictObject({
+        anthropicBaseUrl: upstreamUrl.nullable().optional(),
+        openaiBaseUrl: upstreamUrl.nullable().optional(),
+        timeoutMs: z.number({ message: 'must be a number of milliseconds' }).int('must be an integer').min(1000, 'must be 1000..3600000').max(3_600_000, 'must be 1000..3600000').nullable().optional(),
+      })
+      .optional(),
+    defaultPolicy: policySchema.nullable().optional(),
+  })
+  .refine((v) => v.defaultPolicy !== undefined || (v.proxy !== undefined && Object.keys(v.proxy).length > 0), {
+    message: 'must change at least one of proxy.anthropicBaseUrl, proxy.openaiBaseUrl, proxy.timeoutMs, defaultPolicy',
+  });
+
+export type TenantUpdate = z.infer<typeof updateTenantSchema>;
+
+/** The settings fields as the audit log and the tenants.settings JSON name them. */
+const PROXY_FIELDS = ['anthropicBaseUrl', 'openaiBaseUrl', 'timeoutMs'] as const;
+
+type Json = Prisma.InputJsonValue | null;
+
+function asObject(value: unknown): Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+/** The tenant's settings over the API: proxy upstreams and timeout, default policy. Every change is audited. */
+@Injectable()
+export class TenantService {
+  constructor(
+    @Inject(API_CONFIG) private readonly config: ApiConfig,
+    private readonly tenants: TenantRepository,
+    private readonly proxySettings: ProxySettings,
+    private readonly defaults: TenantDefaults,
+  ) {}
+
+  async get(tenantId: string): Promise<TenantSettingsView> {
+    const tenant = await this.tenants.find(tenantId);
+    if (!tenant) throw new DomainError(ErrorCode.NotFound, 'Tenant not found');
+    return this.view(tenant);
+  }
+
+  async update(auth: AuthContext, change: TenantUpdate): Promise<TenantSettingsView> {
+    await this.refuseInternalUpstreams(change);
+    const policy = change.defaultPolicy;
+    const updated = await this.tenants.updateSettings(auth.tenantId, (current) => {
+      const settings: Record<string, unknown> = { ...asObject(current) };
+      const proxy: Record<string, unknown> = { ...asObject(settings.proxy) };
+      const changes: Record<string, { from: Json; to: Json }> = {};
+      for (const field of PROXY_FIELDS) {
+        const value = change.proxy?.[field];
+        if (value === undefined || same(proxy[field], value)) continue;
+        changes[`proxy.${field}`] = { from: (proxy[field] ?? null) as Json, to: value };
+        if (value === null) delete proxy[field];
+        else proxy[field] = value;
+      }
+      if (Object.keys(proxy).length > 0) settings.proxy = proxy;
+      else delete settings.proxy;
+      if (policy !== undefined) {
+        const next = policy === null ? null : policyJson(policy as PolicyInput);
+        if (!same(settings.defaultPolicy, next)) {
+          changes.defaultPolicy = { from: (settings.defaultPolicy ?? null) as Json, to: next };
+          if (next === null) delete settings.defaultPolicy;
+          else settings.defaultPolicy = next;
+        }
+      }
+      if (Object.keys(changes).length === 0) return null;
+      return {
+        settings: settings as Prisma.InputJsonObject,
+        audit: { keyId: auth.keyId, action: 'tenant.updated', targetType: 'tenant', targetId: auth.tenantId, data: { changes } },
+      };
+    });
+    if (!updated) throw new DomainError(ErrorCode.NotFound, 'Tenant not found');
+    // This process reads the new settings at once; other API replicas within their 10 s cache.
+    this.proxySettings.invalidate(auth.tenantId);
+    this.defaults.invalidate(auth.tenantId);
+    return this.view(updated);
+  }
+
+  /** The proxy's own address check (F8), as a 400 naming the field, unless the operator allows internal upstreams. */
+  private async refuseInternalUpstreams(change: TenantUpdate): Promise<void> {
+    if (this.config.COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS) return;
+    const problems: FieldProblem[] = [];
+    for (const field of ['anthropicBaseUrl', 'openaiBaseUrl'] as const) {
+      const url = change.proxy?.[field];
+      if (!url) continue;
+      const address = await internalAddressOf(url);
+      if (address !== undefined) {
+        problems.push({
+          field: `proxy.${field}`,
+          message: `resolves to an internal address (${address}); the operator allows that with COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS=true`,
+        });
+      }
+    }
+    if (problems.length > 0) throw new ValidationFailed(problems);
+  }
+
+  private view(tenant: TenantRecord): TenantSettingsView {
+    const settings = asObject(tenant.settings);
+    const proxy = asObject(settings.proxy);
+    const policy = policySchema.safeParse(settings.defaultPolicy);
+    const str = (v: unknown) => (typeof v === 'string' ? v : null);
+    return {
+      id: tenant.id,
+      name: tenant.name,
+      proxy: {
+        anthropicBaseUrl: str(proxy.anthropicBaseUrl),
+        openaiBaseUrl: str(proxy.openaiBaseUrl),
+        timeoutMs: typeof proxy.timeoutMs === 'number' ? proxy.timeoutMs : null,
+      },
+      proxyDefaults: {
+        anthropicBaseUrl: this.config.COMPACTOR_PROXY_ANTHROPIC_BASE_URL,
+        openaiBaseUrl: this.config.COMPACTOR_PROXY_OPENAI_BASE_URL,
+        timeoutMs: this.config.COMPACTOR_PROXY_TIMEOUT_MS,
+      },
+      allowPrivateUpstreams: this.config.COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS,
+      defaultPolicy: settings.defaultPolicy !== undefined && policy.success ? { preset: policy.data.preset, overrides: policy.data.overrides as Record<string, unknown> } : null,
+    };
+  }
+}
