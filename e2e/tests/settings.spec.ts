@@ -196,3 +196,65 @@ test('Settings fits 1280 and 390 px wide, and every control is reachable by Tab 
   expect(reached.size, 'controls reached by Tab').toBe(total);
   expect(invisible, 'controls without a visible focus').toEqual([]);
 });
+
+test('the Tenant section saves the proxy upstreams, timeout and default policy, shows a refused field next to it, and the audit log shows the change', async ({ page }) => {
+  const headers = { Authorization: `Bearer ${E2E_API_KEY}`, 'content-type': 'application/json' };
+  const before = await (await api.get('/v1/tenant', { headers })).json();
+  // A unique timeout, so the audit line is this test's own.
+  const timeoutMs = 20_000 + Math.floor(Math.random() * 100_000);
+  try {
+    await enterKey(page);
+    const tenant = page.getByRole('region', { name: 'Tenant', exact: true });
+    const form = tenant.getByRole('form', { name: 'Tenant settings' });
+    await expect(form).toBeVisible();
+
+    // An upstream on loopback: the API refuses it, naming the field, and the form shows it next to that field.
+    await form.getByLabel('OpenAI upstream').fill('http://127.0.0.1:9');
+    await form.getByRole('button', { name: 'Save tenant settings' }).click();
+    const openaiField = form.locator('[data-field="proxy.openaiBaseUrl"]');
+    await expect(openaiField.getByTestId('error-proxy.openaiBaseUrl')).toContainText('internal address');
+    await expect(form.getByLabel('OpenAI upstream')).toHaveAttribute('aria-invalid', 'true');
+    await expect(form.getByRole('alert')).toHaveText('Check the fields marked below.');
+    expect((await (await api.get('/v1/tenant', { headers })).json()).proxy.openaiBaseUrl).toBe(before.proxy.openaiBaseUrl);
+
+    await form.getByLabel('OpenAI upstream').fill('https://203.0.113.10');
+    await form.getByLabel('Upstream timeout (ms)').fill(String(timeoutMs));
+    await form.getByLabel('Default policy').selectOption('factor3');
+    await form.getByRole('button', { name: 'Save tenant settings' }).click();
+    await expect(form.getByRole('status')).toHaveText('Tenant settings saved.');
+    await expect(form.locator('[data-field="proxy.openaiBaseUrl"]').getByTestId('error-proxy.openaiBaseUrl')).toHaveCount(0);
+
+    const saved = await (await api.get('/v1/tenant', { headers })).json();
+    expect(saved.proxy).toMatchObject({ openaiBaseUrl: 'https://203.0.113.10', timeoutMs });
+    expect(saved.defaultPolicy).toEqual({ preset: 'factor3', overrides: {} });
+
+    // The page shows the saved values, and the audit log the change, newest first.
+    await page.reload();
+    await expect(form.getByLabel('OpenAI upstream')).toHaveValue('https://203.0.113.10');
+    await expect(form.getByLabel('Default policy')).toHaveValue('factor3');
+    const latest = page.getByRole('region', { name: 'Audit log' }).getByTestId('audit-entry').first();
+    await expect(latest).toHaveAttribute('data-action', 'tenant.updated');
+    await expect(latest).toContainText('Tenant settings changed');
+    await expect(latest).toContainText(`proxy.timeoutMs: ${before.proxy.timeoutMs ?? 'default'} → ${timeoutMs}`);
+    await expect(latest).toContainText('defaultPolicy');
+    await latest.scrollIntoViewIfNeeded();
+    await screenshot(page, 'settings-tenant-and-audit');
+  } finally {
+    // Other tests create sessions without a policy on this tenant: put its settings back.
+    const restore = { proxy: before.proxy, defaultPolicy: before.defaultPolicy ?? null };
+    expect((await api.patch('/v1/tenant', { headers, data: restore })).status()).toBe(200);
+  }
+});
+
+test('a key without the admin scope is told why it sees no tenant settings or audit log', async ({ page }) => {
+  const headers = { Authorization: `Bearer ${E2E_API_KEY}`, 'content-type': 'application/json' };
+  const created = await (await api.post('/v1/keys', { headers, data: { name: uid('e2e-read'), scopes: ['read'] } })).json();
+  try {
+    await enterKey(page, created.key);
+    await expect(page.getByRole('region', { name: 'Tenant', exact: true }).getByTestId('admin-only')).toContainText('needs the admin scope; the saved key has read');
+    await expect(page.getByRole('region', { name: 'Audit log' }).getByTestId('admin-only')).toContainText('needs the admin scope');
+    await expect(page.getByRole('form', { name: 'Tenant settings' })).toHaveCount(0);
+  } finally {
+    await api.delete(`/v1/keys/${created.id}`, { headers });
+  }
+});

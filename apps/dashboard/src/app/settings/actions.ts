@@ -2,10 +2,12 @@
 
 import { revalidatePath } from 'next/cache';
 import { headers } from 'next/headers';
-import { readWith, readWithSavedKey } from '../../components/settings/api-access';
+import { z } from 'zod';
+import { describeFetchFailure } from '../../api/readiness';
+import { API_TIMEOUT_MS, errorMessage, readWith, readWithSavedKey } from '../../components/settings/api-access';
 import { callerSchema, createdApiKeySchema, revokedApiKeySchema } from '../../components/settings/settings-schema';
-import { parseKeyInput, parseNewKeyForm } from '../../components/settings/settings-view';
-import { clearApiKey, clientWithKey, storeApiKey } from '../../server/api-key';
+import { parseKeyInput, parseNewKeyForm, parseTenantForm, type TenantFormProblems } from '../../components/settings/settings-view';
+import { authedClient, clearApiKey, clientWithKey, storeApiKey } from '../../server/api-key';
 
 /**
  * Settings' Server Actions. The entered key travels only in the action's POST body, is checked
@@ -87,4 +89,44 @@ export async function revokeApiKey(_previous: FormState, form: FormData): Promis
   }
   revalidatePath('/', 'layout');
   return { status: 'done', message: `Key “${result.data.name}” revoked.` };
+}
+
+export interface TenantFormState {
+  status: 'idle' | 'error' | 'done';
+  message?: string;
+  /** Problems by field (`proxy.anthropicBaseUrl`, `proxy.openaiBaseUrl`, `proxy.timeoutMs`, `defaultPolicy`), shown next to it. */
+  problems?: TenantFormProblems;
+}
+
+const validationBody = z.object({ error: z.object({ message: z.string(), details: z.object({ fields: z.array(z.object({ field: z.string(), message: z.string() })) }).optional() }) });
+const TENANT_FIELDS = ['proxy.anthropicBaseUrl', 'proxy.openaiBaseUrl', 'proxy.timeoutMs', 'defaultPolicy'] as const;
+
+/** Saves the Tenant section through PATCH /v1/tenant with the saved key; the API's 400 names the field, shown next to it. */
+export async function saveTenantSettings(_previous: TenantFormState, form: FormData): Promise<TenantFormState> {
+  const input = parseTenantForm((name) => form.get(name));
+  if (!input.ok) return { status: 'error', message: 'Check the fields marked below.', problems: input.problems };
+  const client = await authedClient();
+  if (!client) return { status: 'error', message: 'Enter an API key with the admin scope first.' };
+  let result;
+  try {
+    result = await client.PATCH('/v1/tenant', { body: input.value, signal: AbortSignal.timeout(API_TIMEOUT_MS), cache: 'no-store' });
+  } catch (error) {
+    return { status: 'error', message: `Nothing was saved: ${describeFetchFailure(error, API_TIMEOUT_MS)}.` };
+  }
+  const { response, error } = result;
+  if (response.status === 400) {
+    const parsed = validationBody.safeParse(error);
+    const problems: TenantFormProblems = {};
+    for (const p of parsed.success ? (parsed.data.error.details?.fields ?? []) : []) {
+      const field = TENANT_FIELDS.find((f) => p.field === f || p.field.startsWith(`${f}.`));
+      if (field) problems[field] = `${p.message}${p.field !== field ? ` (${p.field})` : ''}`;
+    }
+    return { status: 'error', message: Object.keys(problems).length > 0 ? 'Check the fields marked below.' : errorMessage(error, 'The API refused the settings.'), problems };
+  }
+  if (response.status === 401 || response.status === 403) {
+    return { status: 'error', message: response.status === 403 ? 'Changing tenant settings needs the admin scope.' : `The API rejected the saved key: ${errorMessage(error, 'unauthorized')}.` };
+  }
+  if (!response.ok) return { status: 'error', message: `Nothing was saved: HTTP ${response.status}: ${errorMessage(error, response.statusText)}.` };
+  revalidatePath('/settings');
+  return { status: 'done', message: 'Tenant settings saved.' };
 }

@@ -1,8 +1,19 @@
 import type { Metadata } from 'next';
 import { loadReadiness } from '../../api/load-readiness';
 import { readWithSavedKey, type ApiAccess } from '../../components/settings/api-access';
-import { ApiKeySection, KeysSection, PresetsSection, ProviderSection } from '../../components/settings/settings-sections';
-import { apiKeyListSchema, callerSchema, statusSchema, type ApiKeyView, type CallerView, type StatusResponse } from '../../components/settings/settings-schema';
+import { ApiKeySection, AuditSection, KeysSection, PresetsSection, ProviderSection, TenantSection } from '../../components/settings/settings-sections';
+import {
+  apiKeyListSchema,
+  auditPageSchema,
+  callerSchema,
+  statusSchema,
+  tenantSettingsSchema,
+  type ApiKeyView,
+  type AuditEntry,
+  type CallerView,
+  type StatusResponse,
+  type TenantSettings,
+} from '../../components/settings/settings-schema';
 import { getDashboardConfig } from '../../config';
 import { readApiKey } from '../../server/api-key';
 import { removeApiKey } from './actions';
@@ -29,16 +40,26 @@ export default async function SettingsPage() {
   else status = await readWithSavedKey((client, signal) => client.GET('/v1/status', { signal, cache: 'no-store' }), statusSchema);
 
   let keys: ApiAccess<{ keys: ApiKeyView[] }> | null = null;
-  if (admin) keys = await readWithSavedKey((client, signal) => client.GET('/v1/keys', { signal, cache: 'no-store' }), apiKeyListSchema);
+  let tenant: ApiAccess<TenantSettings> | null = null;
+  let audit: ApiAccess<{ entries: AuditEntry[] }> | null = null;
+  if (admin) {
+    [keys, tenant, audit] = await Promise.all([
+      readWithSavedKey((client, signal) => client.GET('/v1/keys', { signal, cache: 'no-store' }), apiKeyListSchema),
+      readWithSavedKey((client, signal) => client.GET('/v1/tenant', { signal, cache: 'no-store' }), tenantSettingsSchema),
+      readWithSavedKey((client, signal) => client.GET('/v1/audit', { params: { query: { limit: 20 } }, signal, cache: 'no-store' }), auditPageSchema),
+    ]);
+  }
   const now = new Date();
 
   return (
     <>
       <h1>Settings</h1>
-      <p className="lead">The API key this dashboard uses, the tenant&apos;s keys, the summarizer the workers run, and the policy presets.</p>
+      <p className="lead">The API key this dashboard uses, the tenant&apos;s keys and settings, the audit log, the summarizer the workers run, and the policy presets.</p>
       <ApiKeySection caller={caller} keys={keys} removeAction={removeApiKey} />
       <ProviderSection status={status} now={now} />
       <KeysSection caller={caller} keys={keys} />
+      <TenantSection caller={caller} tenant={tenant} />
+      <AuditSection caller={caller} audit={audit} />
       <PresetsSection status={status} />
       <section className="panel" aria-labelledby="connection-heading">
         <h2 id="connection-heading">Connection</h2>

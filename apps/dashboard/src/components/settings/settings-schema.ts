@@ -81,3 +81,33 @@ export type StatusResponse = Schemas['StatusResponse'];
 export type WorkerStatus = Schemas['WorkerStatusView'];
 export type ApiKeyView = Schemas['ApiKeyView'];
 export type PresetView = Schemas['PresetView'];
+
+const policyView = z.object({ preset: presetName, overrides: z.record(z.string(), z.unknown()) });
+
+export const tenantSettingsSchema: z.ZodType<Schemas['TenantSettingsView']> = z.object({
+  id: z.string(),
+  name: z.string(),
+  proxy: z.object({
+    anthropicBaseUrl: z.string().nullable().optional(),
+    openaiBaseUrl: z.string().nullable().optional(),
+    timeoutMs: z.number().nullable().optional(),
+  }),
+  proxyDefaults: z.object({ anthropicBaseUrl: z.string(), openaiBaseUrl: z.string(), timeoutMs: z.number() }),
+  allowPrivateUpstreams: z.boolean(),
+  defaultPolicy: policyView.nullable().optional(),
+});
+export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
+
+const auditEntry = z.object({
+  id: z.string(),
+  keyId: z.string().nullable().optional(),
+  action: z.enum(['api-key.created', 'api-key.revoked', 'snapshot.restored', 'compaction.undone', 'session.deleted', 'session.updated', 'tenant.updated']),
+  targetType: z.enum(['api-key', 'session', 'tenant']),
+  targetId: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  createdAt: instant,
+});
+
+export const auditPageSchema: z.ZodType<Schemas['AuditPage']> = z.object({ entries: z.array(auditEntry), nextCursor: z.string().nullable().optional() });
+export type AuditEntry = z.infer<typeof auditEntry>;
+export const PRESET_CHOICES = presetName.options;

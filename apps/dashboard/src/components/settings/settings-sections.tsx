@@ -5,8 +5,9 @@ import { ApiKeyForm } from './api-key-form';
 import { CreateKeyForm } from './create-key-form';
 import { KeyNotice } from './key-notice';
 import { RevokeKeyButton } from './revoke-key-button';
-import type { ApiKeyView, CallerView, PresetView, StatusResponse, WorkerStatus } from './settings-schema';
-import { PRESET_DESCRIPTIONS, providerSummary, triggerText } from './settings-view';
+import type { ApiKeyView, AuditEntry, CallerView, PresetView, StatusResponse, TenantSettings, WorkerStatus } from './settings-schema';
+import { describeAuditEntry, PRESET_DESCRIPTIONS, providerSummary, triggerText } from './settings-view';
+import { TenantForm } from './tenant-form';
 import styles from './settings.module.css';
 
 /** The saved key: who it is and what it may do, or the form to enter one. */
@@ -339,5 +340,68 @@ function PresetsTable({ presets }: { presets: PresetView[] }) {
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** Why a non-admin key sees no tenant settings or audit log, or the API's problem reading them. */
+function adminOnly(caller: ApiAccess<CallerView>, access: ApiAccess<unknown> | null, what: string): ReactNode | null {
+  if (caller.state !== 'ok') return <KeyNotice problem={caller} what={what} onSettings />;
+  if (!caller.data.scopes.includes('admin') || access === null)
+    return (
+      <p className={styles.hint} data-testid="admin-only">
+        Reading {what} needs the <code>admin</code> scope; the saved key has {caller.data.scopes.join(', ')}.
+      </p>
+    );
+  if (access.state !== 'ok') return <KeyNotice problem={access} what={what} onSettings />;
+  return null;
+}
+
+export function TenantSection({ caller, tenant }: { caller: ApiAccess<CallerView>; tenant: ApiAccess<TenantSettings> | null }) {
+  const problem = adminOnly(caller, tenant, "the tenant's settings");
+  return (
+    <section className={styles.section} aria-labelledby="tenant-heading">
+      <h2 id="tenant-heading">Tenant</h2>
+      {problem ?? (tenant?.state === 'ok' && (
+        <>
+          <p className={styles.hint}>
+            Where the proxy sends <strong>{tenant.data.name}</strong>&apos;s requests, and the policy of sessions created without one. Every change is in the audit log.
+          </p>
+          <TenantForm tenant={tenant.data} />
+        </>
+      ))}
+    </section>
+  );
+}
+
+export function AuditSection({ caller, audit }: { caller: ApiAccess<CallerView>; audit: ApiAccess<{ entries: AuditEntry[] }> | null }) {
+  const problem = adminOnly(caller, audit, 'the audit log');
+  let body: ReactNode = problem;
+  if (!problem && audit?.state === 'ok') {
+    body =
+      audit.data.entries.length === 0 ? (
+        <p className={styles.hint}>No admin actions yet.</p>
+      ) : (
+        <ol className={styles.auditList} aria-label="Latest admin actions">
+          {audit.data.entries.map((e) => {
+            const line = describeAuditEntry(e);
+            return (
+              <li key={e.id} data-testid="audit-entry" data-action={e.action}>
+                <time dateTime={e.createdAt}>{formatInstant(e.createdAt)}</time>
+                <span>
+                  <strong>{line.action}</strong> <code>{line.target}</code>
+                  {line.detail && <span className={styles.sub}> {line.detail}</span>}
+                </span>
+              </li>
+            );
+          })}
+        </ol>
+      );
+  }
+  return (
+    <section className={styles.section} aria-labelledby="audit-heading">
+      <h2 id="audit-heading">Audit log</h2>
+      <p className={styles.hint}>The latest 20 admin actions of this tenant (GET /v1/audit).</p>
+      {body}
+    </section>
   );
 }

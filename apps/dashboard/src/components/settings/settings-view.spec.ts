@@ -1,5 +1,5 @@
-import type { WorkerStatus } from './settings-schema';
-import { parseKeyInput, parseNewKeyForm, PRESET_DESCRIPTIONS, providerSummary, triggerText } from './settings-view';
+import type { AuditEntry, WorkerStatus } from './settings-schema';
+import { describeAuditEntry, parseKeyInput, parseNewKeyForm, parseTenantForm, PRESET_DESCRIPTIONS, providerSummary, triggerText } from './settings-view';
 
 const worker = (provider: WorkerStatus['summarizer']['provider'], health: WorkerStatus['summarizer']['health'], model = 'compactor-local'): WorkerStatus => ({
   id: `w-${provider}-${health}`,
@@ -50,5 +50,58 @@ describe('form parsing', () => {
     expect(parseNewKeyForm('  ', ['read'])).toMatchObject({ ok: false, field: 'name' });
     expect(parseNewKeyForm('x'.repeat(101), ['read'])).toMatchObject({ ok: false, field: 'name' });
     expect(parseNewKeyForm('ci', ['root'])).toMatchObject({ ok: false, field: 'scopes' });
+  });
+});
+
+describe('parseTenantForm', () => {
+  const form = (values: Record<string, string>) => (name: string) => values[name] ?? null;
+
+  it('turns empty fields into null (the environment default) and sends the policy only when it changed', () => {
+    expect(parseTenantForm(form({ anthropicBaseUrl: ' ', openaiBaseUrl: '', timeoutMs: '', defaultPolicy: 'factor3', currentPolicy: 'factor3' }))).toEqual({
+      ok: true,
+      value: { proxy: { anthropicBaseUrl: null, openaiBaseUrl: null, timeoutMs: null } },
+    });
+    expect(parseTenantForm(form({ anthropicBaseUrl: 'https://a.example.com', timeoutMs: '30000', defaultPolicy: 'two-layer', currentPolicy: '' }))).toEqual({
+      ok: true,
+      value: { proxy: { anthropicBaseUrl: 'https://a.example.com', openaiBaseUrl: null, timeoutMs: 30000 }, defaultPolicy: 'two-layer' },
+    });
+    expect(parseTenantForm(form({ defaultPolicy: '', currentPolicy: 'balanced' }))).toMatchObject({ ok: true, value: { defaultPolicy: null } });
+  });
+
+  it('names every bad field', () => {
+    expect(parseTenantForm(form({ anthropicBaseUrl: 'ftp://x', openaiBaseUrl: 'not a url', timeoutMs: '12', defaultPolicy: 'nope' }))).toEqual({
+      ok: false,
+      problems: {
+        'proxy.anthropicBaseUrl': expect.stringContaining('http(s) URL'),
+        'proxy.openaiBaseUrl': expect.stringContaining('http(s) URL'),
+        'proxy.timeoutMs': expect.stringContaining('1000 to 3600000'),
+        defaultPolicy: 'Choose one of the presets.',
+      },
+    });
+    expect(parseTenantForm(form({ timeoutMs: '1.5' }))).toMatchObject({ ok: false, problems: { 'proxy.timeoutMs': expect.any(String) } });
+  });
+});
+
+describe('describeAuditEntry', () => {
+  const entry = (action: AuditEntry['action'], data: Record<string, unknown>, targetType: AuditEntry['targetType'] = 'tenant', targetId = 't-1'): AuditEntry => ({
+    id: '1',
+    keyId: 'k-1',
+    action,
+    targetType,
+    targetId,
+    data,
+    createdAt: '2026-11-25T12:00:00Z',
+  });
+
+  it('lists each tenant setting that changed, from and to', () => {
+    const line = describeAuditEntry(
+      entry('tenant.updated', { changes: { 'proxy.timeoutMs': { from: null, to: 30000 }, defaultPolicy: { from: { preset: 'balanced', overrides: {} }, to: null } } }),
+    );
+    expect(line).toEqual({ action: 'Tenant settings changed', target: 'tenant', detail: 'proxy.timeoutMs: default → 30000; defaultPolicy: balanced → default' });
+  });
+
+  it('names keys by their prefix and sessions by their id', () => {
+    expect(describeAuditEntry(entry('api-key.created', { name: 'ci', prefix: 'ck_ab12', scopes: ['read'] }, 'api-key', 'uuid'))).toEqual({ action: 'API key created', target: 'ck_ab12…', detail: '“ci” read' });
+    expect(describeAuditEntry(entry('compaction.undone', { jobId: 'j', restoredVersion: 3, version: 5 }, 'session', 'run-1'))).toEqual({ action: 'Compaction undone', target: 'run-1', detail: 'version 3' });
   });
 });

@@ -1,4 +1,4 @@
-import type { PresetView, WorkerStatus } from './settings-schema';
+import { PRESET_CHOICES, type AuditEntry, type PresetView, type WorkerStatus } from './settings-schema';
 
 /** What each preset does, in a line (SPEC.md "Policies"); the triggers come from the API. */
 export const PRESET_DESCRIPTIONS: Record<PresetView['name'], { source: string; summary: string }> = {
@@ -67,4 +67,82 @@ export function parseKeyInput(raw: unknown): Parsed<string> {
   if (!key) return { ok: false, field: 'apiKey', message: 'Enter an API key.' };
   if (key.length > 512 || /\s/.test(key)) return { ok: false, field: 'apiKey', message: 'That is not an API key: it has spaces or is too long.' };
   return { ok: true, value: key };
+}
+
+/** The PATCH /v1/tenant body the Tenant form asks for: an empty URL or timeout clears it (the environment's applies). */
+export interface TenantPatch {
+  proxy: { anthropicBaseUrl: string | null; openaiBaseUrl: string | null; timeoutMs: number | null };
+  defaultPolicy?: string | null;
+}
+
+export type TenantFormProblems = Partial<Record<'proxy.anthropicBaseUrl' | 'proxy.openaiBaseUrl' | 'proxy.timeoutMs' | 'defaultPolicy', string>>;
+
+/**
+ * Reads the Tenant form. The default policy is sent only when the choice differs from the current
+ * preset, so a default with overrides set over the API keeps them when only an upstream changes.
+ */
+export function parseTenantForm(get: (name: string) => unknown): { ok: true; value: TenantPatch } | { ok: false; problems: TenantFormProblems } {
+  const problems: TenantFormProblems = {};
+  const text = (name: string) => {
+    const v = get(name);
+    return typeof v === 'string' ? v.trim() : '';
+  };
+  const url = (name: 'anthropicBaseUrl' | 'openaiBaseUrl') => {
+    const v = text(name);
+    if (v === '') return null;
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(v);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || !['http:', 'https:'].includes(parsed.protocol)) problems[`proxy.${name}`] = 'Enter an http(s) URL, or leave it empty for the default.';
+    return v;
+  };
+  const anthropicBaseUrl = url('anthropicBaseUrl');
+  const openaiBaseUrl = url('openaiBaseUrl');
+  const timeoutText = text('timeoutMs');
+  let timeoutMs: number | null = null;
+  if (timeoutText !== '') {
+    timeoutMs = /^\d{1,7}$/.test(timeoutText) ? Number(timeoutText) : NaN;
+    if (!(timeoutMs >= 1000 && timeoutMs <= 3_600_000)) problems['proxy.timeoutMs'] = 'Enter whole milliseconds from 1000 to 3600000, or leave it empty for the default.';
+  }
+  const preset = text('defaultPolicy');
+  const current = text('currentPolicy');
+  if (preset !== '' && !(PRESET_CHOICES as readonly string[]).includes(preset)) problems.defaultPolicy = 'Choose one of the presets.';
+  if (Object.keys(problems).length > 0) return { ok: false, problems };
+  const value: TenantPatch = { proxy: { anthropicBaseUrl, openaiBaseUrl, timeoutMs } };
+  if (preset !== current) value.defaultPolicy = preset === '' ? null : preset;
+  return { ok: true, value };
+}
+
+const ACTION_TEXT: Record<AuditEntry['action'], string> = {
+  'api-key.created': 'API key created',
+  'api-key.revoked': 'API key revoked',
+  'snapshot.restored': 'Snapshot restored',
+  'compaction.undone': 'Compaction undone',
+  'session.deleted': 'Session deleted',
+  'session.updated': 'Session settings changed',
+  'tenant.updated': 'Tenant settings changed',
+};
+
+const shown = (v: unknown) => (v === null || v === undefined ? 'default' : typeof v === 'object' && v !== null && 'preset' in v ? String((v as { preset: unknown }).preset) : String(v));
+
+/** One line per audit entry: what was done, to what, and the detail that matters. */
+export function describeAuditEntry(e: AuditEntry): { action: string; target: string; detail: string } {
+  const d = e.data;
+  let detail = '';
+  if (e.action === 'tenant.updated' && d.changes && typeof d.changes === 'object') {
+    detail = Object.entries(d.changes as Record<string, { from?: unknown; to?: unknown }>)
+      .map(([field, c]) => `${field}: ${shown(c?.from)} → ${shown(c?.to)}`)
+      .join('; ');
+  } else if (e.action.startsWith('api-key.')) {
+    detail = [typeof d.name === 'string' ? `“${d.name}”` : '', Array.isArray(d.scopes) ? d.scopes.join(', ') : ''].filter(Boolean).join(' ');
+  } else if (e.action === 'session.updated') {
+    detail = Object.keys(d).join(', ');
+  } else if (e.action === 'snapshot.restored' || e.action === 'compaction.undone') {
+    detail = typeof d.restoredVersion === 'number' ? `version ${d.restoredVersion}` : '';
+  }
+  const target = e.targetType === 'api-key' && typeof d.prefix === 'string' ? `${d.prefix}…` : e.targetType === 'tenant' ? 'tenant' : e.targetId;
+  return { action: ACTION_TEXT[e.action], target, detail };
 }
