@@ -12,7 +12,7 @@ import {
   type UsageSeries,
 } from '../session-seed';
 import { API_URL, DASHBOARD_URL, E2E_API_KEY } from '../stack';
-import { failOnConsoleErrors } from '../console-errors';
+import { expectNotFoundPage, failOnConsoleErrors } from '../console-errors';
 
 const screenshotDir = resolve(__dirname, '../../test-results/screenshots');
 const screenshot = (page: Page, name: string) => page.screenshot({ path: resolve(screenshotDir, `${name}.png`), fullPage: true });
@@ -392,6 +392,7 @@ test('a session without compactions, an unknown session, and no key', async ({ p
   await expect(page.locator('[data-testid="history-message"][data-status="verbatim"]')).toHaveCount(8);
   await screenshot(page, 'session-fresh');
 
+  expectNotFoundPage();
   const unknown = await page.goto(`/sessions/${uniqueId('no-such-session')}`);
   // A true 404: the page is not streamed before the session is known.
   expect(unknown?.status()).toBe(404);

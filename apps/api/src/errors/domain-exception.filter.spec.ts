@@ -5,7 +5,7 @@ import { statusOf, toErrorResponse } from './domain-exception.filter';
 describe('toErrorResponse', () => {
   it('maps every domain error code to a status', () => {
     const statuses = Object.values(ErrorCode).map((code) => statusOf(code));
-    expect(statuses).toEqual([400, 404, 404, 404, 409, 409, 409, 401, 403, 413, 422, 503]);
+    expect(statuses).toEqual([400, 404, 404, 404, 409, 409, 409, 401, 403, 413, 422, 503, 429]);
   });
 
   it('keeps code, message and details of a domain error', () => {

@@ -221,6 +221,8 @@ async function SessionSections({ client, session: detail, position }: { client: 
       <div className={styles.grid}>
         {events.ok ? (
           <LiveEvents
+            // Another page of the list is another component: a live list and a fixed older slice share no state.
+            key={position.eventsBefore ?? 'newest'}
             sessionId={session.id}
             initial={events.data}
             paging={{

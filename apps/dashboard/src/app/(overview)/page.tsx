@@ -1,10 +1,10 @@
-import { loadReadiness } from '../api/load-readiness';
-import { loadSummary } from '../components/overview/load-summary';
-import { FailuresPanel, KeyFigures, NearBudgetPanel, OverviewCharts, RangePicker } from '../components/overview/overview-sections';
-import styles from '../components/overview/overview.module.css';
-import { ReadinessPanel } from '../components/readiness-panel';
-import { KeyNotice } from '../components/settings/key-notice';
-import { parseRangeDays } from '../lib/overview-range';
+import { loadReadiness } from '../../api/load-readiness';
+import { loadSummary } from '../../components/overview/load-summary';
+import { FailuresPanel, KeyFigures, NearBudgetPanel, OverviewCharts, RangePicker } from '../../components/overview/overview-sections';
+import styles from '../../components/overview/overview.module.css';
+import { ReadinessPanel } from '../../components/readiness-panel';
+import { KeyNotice } from '../../components/settings/key-notice';
+import { parseRangeDays } from '../../lib/overview-range';
 
 export default async function OverviewPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const days = parseRangeDays((await searchParams).range);

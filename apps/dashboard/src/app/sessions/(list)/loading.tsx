@@ -1,4 +1,4 @@
-import styles from '../../components/sessions/sessions.module.css';
+import styles from '../../../components/sessions/sessions.module.css';
 
 export default function SessionsLoading() {
   return (

@@ -1,13 +1,13 @@
 import type { Metadata } from 'next';
 import { connection } from 'next/server';
-import { ApiFailureNotice, NoKeyNotice } from '../../components/sessions/access-notice';
-import { SessionsFilters } from '../../components/sessions/sessions-filters';
-import { SessionsPagination } from '../../components/sessions/sessions-pagination';
-import { SessionsTable } from '../../components/sessions/sessions-table';
-import styles from '../../components/sessions/sessions.module.css';
-import { apiCall } from '../../lib/session-api';
-import { listApiQuery, listPagination, parseListParams, sessionRow } from '../../lib/session-list';
-import { authedClient } from '../../server/api-key';
+import { ApiFailureNotice, NoKeyNotice } from '../../../components/sessions/access-notice';
+import { SessionsFilters } from '../../../components/sessions/sessions-filters';
+import { SessionsPagination } from '../../../components/sessions/sessions-pagination';
+import { SessionsTable } from '../../../components/sessions/sessions-table';
+import styles from '../../../components/sessions/sessions.module.css';
+import { apiCall } from '../../../lib/session-api';
+import { listApiQuery, listPagination, parseListParams, sessionRow } from '../../../lib/session-list';
+import { authedClient } from '../../../server/api-key';
 
 export const metadata: Metadata = { title: 'Sessions' };
 
