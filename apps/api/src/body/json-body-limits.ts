@@ -4,29 +4,16 @@
  * PostgreSQL can store as sent (no U+0000, no unpaired UTF-16 surrogate). Both checks are linear
  * scans; the byte scans run before JSON.parse, so a refused body is never parsed.
  */
+import { stringEnd } from '../proxy/json-scan';
 
 /** The deepest nesting of arrays and objects a body may have. Real requests nest about 10 deep (tool inputs and schemas included). */
 export const MAX_JSON_DEPTH = 128;
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
-
-/** The offset of the quote that ends a string whose text starts at `from`, or -1 (native search; a quote after an odd run of backslashes is escaped). */
-function stringEnd(body: Buffer, from: number): number {
-  let at = from;
-  for (;;) {
-    const quote = body.indexOf(QUOTE, at);
-    if (quote < 0) return -1;
-    let slashes = 0;
-    for (let k = quote - 1; k >= from && body[k] === BACKSLASH; k--) slashes++;
-    if (slashes % 2 === 0) return quote;
-    at = quote + 1;
-  }
-}
 
 /** Whether the JSON text in `body` nests arrays and objects deeper than `limit` (brackets inside strings do not count). Malformed text is left to JSON.parse. */
 export function nestsDeeperThan(body: Buffer, limit: number): boolean {

@@ -25,8 +25,8 @@ function isSpace(b: number): boolean {
   return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 }
 
-/** The offset of the quote that ends a string whose text starts at `from` (native search; a quote after an odd run of backslashes is escaped). */
-function stringEnd(body: Buffer, from: number): number {
+/** The offset of the quote that ends a string whose text starts at `from`, or -1 (native search; a quote after an odd run of backslashes is escaped). */
+export function stringEnd(body: Buffer, from: number): number {
   let at = from;
   for (;;) {
     const quote = body.indexOf(QUOTE, at);
