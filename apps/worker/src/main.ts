@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { ConfigError, maskUrl } from '@compactor/config';
+import { ConfigError, createServiceLogger, maskUrl, PinoNestLogger } from '@compactor/config';
+import { jobLogFields } from './logging/job-log-context';
 import { checkRedis } from '@compactor/jobs';
 import { describeSummarizerConfig, parseSummarizerConfig, SummarizerConfigError } from '@compactor/llm';
 import { checkPostgres } from '@compactor/persistence';
@@ -31,11 +32,14 @@ async function bootstrap(): Promise<void> {
     process.exit(1);
   }
 
+  // JSON lines through pino, as the API writes them; a job's lines carry its job id and session id.
+  const logger = createServiceLogger('worker', config.LOG_LEVEL, undefined, jobLogFields);
   const app = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), {
-    logger: config.LOG_LEVEL === 'silent' ? false : ['log', 'warn', 'error'],
+    logger: config.LOG_LEVEL === 'silent' ? false : new PinoNestLogger(logger),
   });
   await app.init();
   const summarizer = describeSummarizerConfig(parseSummarizerConfig(config));
+  // A plain line at any log level, as the API's "listening on": npm start, the tests and the benches wait for it.
   console.log(`Compactor worker started (summarizer: ${summarizer.provider}${summarizer.provider === 'local' ? '' : ` ${summarizer.model} at ${summarizer.endpoint}`})`);
 
   let stopping = false;

@@ -1,3 +1,4 @@
 export * from './load-config';
 export * from './env-fields';
 export * from './mask-url';
+export * from './logging';

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { withJobLogFields } from '../logging/job-log-context';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
   JOB_HANDLER_METADATA,
@@ -63,7 +64,11 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       this.connections.push(connection);
       const worker: Worker = new Worker(
         queueName,
-        (job, _token, signal) => this.registry.dispatch(job.name, job.data, { signal, finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) }),
+        (job, _token, signal) =>
+          // Every line the job writes names it and its session (logs read with the worker's pino logger).
+          withJobLogFields({ jobId: String(job.id), job: job.name, ...sessionOf(job.data) }, () =>
+            this.registry.dispatch(job.name, job.data, { signal, finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) }),
+          ),
         { connection, prefix: this.config.QUEUE_PREFIX, concurrency: this.config.WORKER_CONCURRENCY },
       );
       // A lock this worker could not renew may already be another worker's: the run here stops at its next step.
@@ -100,4 +105,10 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     // BullMQ leaves connections it was given open; these are ours to close.
     await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
   }
+}
+
+/** A job payload's session (internal id), when it names one. */
+function sessionOf(data: unknown): { sessionId?: string } {
+  const id = typeof data === 'object' && data !== null ? (data as { sessionId?: unknown }).sessionId : undefined;
+  return typeof id === 'string' ? { sessionId: id } : {};
 }
