@@ -97,7 +97,8 @@ describe('LocalSummarizer', () => {
   });
 
   it('reads constraints worded without a modal verb ("off limits", "under no circumstances", "read only") as constraints', () => {
-    const said = ['Files in vendor/payments/ are off limits; they are regenerated nightly.', 'Under no circumstances deploy the exporter on a Friday.', 'The staging replica is read only for this work.'];
+    // Wording of our own (not the quality generator's): prohibitions English states without "must" or "never".
+    const said = ['Leave third_party/ledger/ alone: it is off limits for this fix.', 'Under no circumstances restart the billing workers during business hours.', 'Treat the analytics database as read only.'];
     const units = new Extractor({ kind: 'checkpoint', maxUnitChars: 320 }).run([user('Fix the flaky payout export.'), ...said.map(user)]);
     for (const text of said) expect({ text, category: units.find((u) => u.text === text)?.category }).toEqual({ text, category: 'constraint' });
   });
@@ -111,12 +112,12 @@ describe('LocalSummarizer', () => {
         role: 'user',
         blocks: [{ type: 'tool_result', toolUseId: `r${i}`, content: `[masked tool output: Read, 80 lines, ~900 tokens; the full output is in the session history at seq ${i}]`, isError: false }],
       });
-      if (i === 12) messages.push(assistant("Let's use a streaming CSV writer and drop the in-memory buffer; it keeps memory flat."));
-      if (i === 20) messages.push(assistant('Still open: rerun the slow export suite on staging.'));
+      if (i === 12) messages.push(assistant('We will go with a streaming CSV writer instead of the in-memory buffer, so memory stays flat.'));
+      if (i === 20) messages.push(assistant('The slow export suite on staging still has to be rerun.'));
     }
     const r = await summarizer.summarize(request(messages, 200));
     expect(r.text).toContain('streaming CSV writer');
-    expect(r.text).toContain('rerun the slow export suite');
+    expect(r.text).toContain('slow export suite on staging still has to be rerun');
     // The reads are recorded once each in the file list; "Read … → output not kept" lines would only repeat them (the latest action may stay: it says where things stand).
     expect(r.text.match(/output not kept/g)?.length ?? 0).toBeLessThanOrEqual(1);
   });
