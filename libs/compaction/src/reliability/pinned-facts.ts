@@ -332,7 +332,6 @@ const NUMBERED_LINE = /^\s*\d+:/;
 const INDENTED = /^(?: {4}|\t)/;
 const DIFF_HEADER = /^(?:diff --git |index [0-9a-f]+\.\.|(?:\+\+\+|---) (?:[ab]\/|\/dev\/null)|@@ )/;
 
-
 /** Lines of code in an output (a numbered listing, a diff, `raise`/`except`/`throw` statements) name errors without reporting one. */
 const CODE_STATEMENT = /^\s*(?:raise|throw|except|catch|class|def|function|import|from|return|assert|if|elif|else|new|const|let|var|export|public|private|protected|static|interface|@\w+|\}\s*catch)\b/;
 const isCodeLine = (line: string, inDiff: boolean) => NUMBERED_LINE.test(line) || (inDiff && /^[+\- ]/.test(line)) || CODE_STATEMENT.test(line);
