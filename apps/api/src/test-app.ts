@@ -1,5 +1,6 @@
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { createTestDatabase, TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@compactor/testing';
+import { createTestDatabase, pollUntil, TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@compactor/testing';
+import request from 'supertest';
 import { Writable } from 'node:stream';
 import { ApiKeyRepository, ApiKeyScope, PgPoolService, PrismaService, TenantRepository } from '@compactor/persistence';
 import { randomBytes } from 'node:crypto';
@@ -56,4 +57,29 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
       await db.drop();
     },
   };
+}
+
+/** A job as GET /v1/jobs/:id shows it (the fields tests read). */
+export interface FinishedJob {
+  id: string;
+  status: string;
+  reason: string | null;
+  trigger: string;
+  sessionId: string;
+  llmCalls: number | null;
+  tokensBefore: number | null;
+  tokensAfter: number | null;
+  resultVersion: number | null;
+}
+
+/** Polls GET /v1/jobs/:id until the job ended (succeeded, skipped or failed); a timeout quotes the worker's last output. */
+export function jobFinished(api: TestApi, key: string, jobId: string, worker?: { output(): string }, timeoutMs = 60_000): Promise<FinishedJob> {
+  return pollUntil(
+    async () => {
+      const res = await request(api.app.getHttpServer()).get(`/v1/jobs/${jobId}`).set({ Authorization: `Bearer ${key}` }).expect(200);
+      const job = res.body as FinishedJob;
+      return ['succeeded', 'skipped', 'failed'].includes(job.status) ? job : undefined;
+    },
+    { timeoutMs, what: `job ${jobId} to finish${worker ? ` (worker output: ${worker.output().slice(-2000)})` : ''}` },
+  );
 }

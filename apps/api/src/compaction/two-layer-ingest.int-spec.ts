@@ -1,14 +1,7 @@
-import { FakeLlm, pollUntil, RunningApp, startFakeLlm, startWorkerFor } from '@compactor/testing';
+import { FakeLlm, RunningApp, startFakeLlm, startWorkerFor } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { startTestApi, TestApi } from '../test-app';
-
-interface JobView {
-  id: string;
-  status: string;
-  trigger: string;
-  llmCalls: number | null;
-}
+import { jobFinished, startTestApi, TestApi } from '../test-app';
 
 /**
  * Seed 002's layer 1 end to end: a tool result over 50,000 characters, appended over HTTP, makes
@@ -58,13 +51,7 @@ describe('two-layer: a large tool result is chunked and summarized at ingest', (
       })
       .expect(201);
     expect(res.body.compaction.scheduled).toBe(true);
-    const job = await pollUntil(
-      async () => {
-        const j = (await http().get(`/v1/jobs/${res.body.compaction.jobId}`).set(auth()).expect(200)).body as JobView;
-        return ['succeeded', 'skipped', 'failed'].includes(j.status) ? j : undefined;
-      },
-      { timeoutMs: 60_000, what: `the ingest job (worker output: ${worker.output().slice(-1500)})` },
-    );
+    const job = await jobFinished(api, key, res.body.compaction.jobId, worker);
     expect(job).toMatchObject({ status: 'succeeded', trigger: 'ingest' });
 
     // Three chunk summaries (50,000 + 50,000 + 20,000 characters), each call carrying its own chunk.

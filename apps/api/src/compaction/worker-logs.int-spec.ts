@@ -2,7 +2,7 @@ import { PrismaService } from '@compactor/persistence';
 import { FakeLlm, longSweAgentSession, pollUntil, RunningApp, startFakeLlm, startWorkerFor } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { startTestApi, TestApi } from '../test-app';
+import { jobFinished, startTestApi, TestApi } from '../test-app';
 
 const LONG = longSweAgentSession();
 const PROVIDER_KEY = `sk-test-worker-logs-${randomBytes(12).toString('hex')}`;
@@ -43,13 +43,7 @@ describe('worker logs', () => {
       jobId = res.body.compaction.jobId;
     }
     expect(jobId).toBeDefined();
-    const job = await pollUntil(
-      async () => {
-        const j = (await http().get(`/v1/jobs/${jobId}`).set(auth()).expect(200)).body as { status: string; sessionId: string };
-        return ['succeeded', 'skipped', 'failed'].includes(j.status) ? j : undefined;
-      },
-      { timeoutMs: 60_000, what: `job ${jobId} (worker output: ${worker.output().slice(-1500)})` },
-    );
+    const job = await jobFinished(api, key, jobId!, worker);
     expect(job.status).toBe('succeeded');
     const session = await api.app.get(PrismaService).session.findFirstOrThrow({ where: { externalId: id }, select: { id: true } });
 

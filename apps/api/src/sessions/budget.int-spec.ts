@@ -1,12 +1,6 @@
 import { loadSweAgentHistory, pollUntil, RunningApp, startWorkerFor, sweAgentFiles } from '@compactor/testing';
 import request from 'supertest';
-import { startTestApi, TestApi } from '../test-app';
-
-interface JobView {
-  id: string;
-  status: string;
-  reason: string | null;
-}
+import { jobFinished, startTestApi, TestApi } from '../test-app';
 
 /**
  * A long agent run built from the real SWE-agent sessions of testdata/: the five runs one after
@@ -52,14 +46,7 @@ describe('one budget, over HTTP with a worker', () => {
   });
   const http = () => request(api.app.getHttpServer());
   const auth = () => ({ Authorization: `Bearer ${key}` });
-  const finished = (id: string) =>
-    pollUntil(
-      async () => {
-        const j = (await http().get(`/v1/jobs/${id}`).set(auth()).expect(200)).body as JobView;
-        return ['succeeded', 'skipped', 'failed'].includes(j.status) ? j : undefined;
-      },
-      { timeoutMs: 60_000, what: `job ${id} to finish (worker output: ${worker.output().slice(-2000)})` },
-    );
+  const finished = (id: string) => jobFinished(api, key, id, worker);
 
   it("defaults the output reserve to the model's maximum output capped at 25% of the window", async () => {
     const res = await http().post('/v1/sessions').set(auth()).send({ id: 'budget-gpt41-32k', model: 'gpt-4.1', contextWindow: 32_000 }).expect(201);

@@ -1,6 +1,6 @@
-import { longSweAgentSession, pollUntil, RunningApp, startWorkerFor } from '@compactor/testing';
+import { longSweAgentSession, RunningApp, startWorkerFor } from '@compactor/testing';
 import request from 'supertest';
-import { startTestApi, TestApi } from '../test-app';
+import { jobFinished, startTestApi, TestApi } from '../test-app';
 
 /** The five real SWE-agent runs one after another (~55,000 tokens). */
 const LONG = longSweAgentSession();
@@ -34,14 +34,7 @@ describe('snapshots, undo, diff, goal and export', () => {
   });
   const http = () => request(api.app.getHttpServer());
   const auth = (k = key) => ({ Authorization: `Bearer ${k}` });
-  const finished = (jobId: string) =>
-    pollUntil(
-      async () => {
-        const j = (await http().get(`/v1/jobs/${jobId}`).set(auth()).expect(200)).body;
-        return ['succeeded', 'skipped', 'failed'].includes(j.status) ? j : undefined;
-      },
-      { timeoutMs: 60_000, what: `job ${jobId} to finish (worker output: ${worker.output().slice(-2000)})` },
-    );
+  const finished = (jobId: string) => jobFinished(api, key, jobId, worker);
   /** Appends LONG in batches until `compactions` compactions succeeded; returns their job ids in order and the seq reached. */
   const appendUntil = async (id: string, compactions: number, from = 0, onCompacted?: (jobId: string) => Promise<void>) => {
     const jobs: string[] = [];
