@@ -1,7 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import {
   BudgetTooSmall,
-  CanonicalMessage,
   ConversationMatch,
   derivedSessionId,
   DomainError,
@@ -176,7 +175,6 @@ function transientSession(tenantId: string, externalId: string, config: SessionC
 const MAX_REDIRECTS = 10_000;
 /** Bytes of request bodies the key cache holds, all conversations together. */
 const KEY_CACHE_BYTES = 64 * 1024 * 1024;
-const MAX_COUNTS = 5_000;
 const MAX_FORKS = 1_000;
 
 /** Stage durations of one proxied request, as a Server-Timing header: `compactor` is the whole work before forwarding. */
@@ -219,7 +217,6 @@ export class ProxyService implements OnModuleDestroy {
   private readonly locks = new KeyedLock();
   /** Conversation key → the session (a fork) its history last matched, tried first. */
   private readonly redirects = new Map<string, string>();
-  private readonly counts = new Map<string, number>();
   /** Per conversation, its last request's body, message byte ranges and message keys (see conversationKeys). */
   private readonly keyCache = new Map<string, { bytes: Buffer; items: Array<[number, number]>; keys: Array<MessageKeys | undefined> }>();
   private keyCacheBytes = 0;
@@ -918,8 +915,8 @@ export class ProxyService implements OnModuleDestroy {
   /** What the request adds to the budget: its max_tokens, its tool schemas, its own system prompt and a prefill. */
   private async limits(session: SessionRecord, request: ProxyRequest, storedSystemTokens: number): Promise<ContextLimits> {
     const spec = resolveModel(session.model).spec;
-    const systemTokens = request.system.length > 0 ? await this.cachedCount(spec, request.system) : 0;
-    const prefillTokens = request.prefill ? await this.cachedCount(spec, [request.message(request.end)]) : 0;
+    const systemTokens = request.system.length > 0 ? await this.counter.countRepeated(request.system, spec) : 0;
+    const prefillTokens = request.prefill ? await this.counter.countRepeated([request.message(request.end)], spec) : 0;
     return {
       maxTokens: request.maxTokens,
       toolSchemaTokens: await this.toolTokens(spec, request),
@@ -940,21 +937,9 @@ export class ProxyService implements OnModuleDestroy {
     });
   }
 
-  private async toolTokens(spec: ModelSpec, request: ProxyRequest): Promise<number> {
+  private toolTokens(spec: ModelSpec, request: ProxyRequest): Promise<number> {
     const tools = request.body.tools;
-    if (!Array.isArray(tools) || tools.length === 0) return 0;
-    return this.cachedCount(spec, [{ role: 'system', blocks: [{ type: 'text', text: JSON.stringify(tools) }] }]);
-  }
-
-  /** Token counts of what a client sends again with every request (system prompt, tools), memoized by content. */
-  private async cachedCount(spec: ModelSpec, messages: CanonicalMessage[]): Promise<number> {
-    const key = `${spec.id}\u0000${sha1(JSON.stringify(messages))}`;
-    const hit = this.counts.get(key);
-    if (hit !== undefined) return hit;
-    const total = (await this.counter.count(messages, spec)).reduce((a, b) => a + b, 0);
-    if (this.counts.size >= MAX_COUNTS) this.counts.delete(this.counts.keys().next().value as string);
-    this.counts.set(key, total);
-    return total;
+    return this.counter.countToolSchemas(Array.isArray(tools) ? tools : [], spec);
   }
 
   /**

@@ -103,11 +103,6 @@ export interface AppendOptions {
   precounted?: { model: string; tokens: number[] };
 }
 
-/** Tool schemas counted the way the proxy counts a request's `tools`: their JSON as one system text. */
-export function toolSchemaMessage(tools: unknown[]): CanonicalMessage {
-  return { role: 'system', blocks: [{ type: 'text', text: JSON.stringify(tools) }] };
-}
-
 function toolUseIdsOf(message: CanonicalMessage): string[] {
   return message.blocks.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
 }
@@ -151,7 +146,7 @@ export class AppendService {
     let countedFor = existing?.model ?? config.model;
     let tokens = await this.countWith(messages, countedFor, options.precounted);
     // The request limits the client says its model requests carry (SPEC.md "Budget"), remembered on the session.
-    const toolsOf = async (model: string) => (body.tools === undefined ? undefined : body.tools.length === 0 ? 0 : (await this.counter.count([toolSchemaMessage(body.tools)], resolveModel(model).spec))[0]);
+    const toolsOf = async (model: string) => (body.tools === undefined ? undefined : await this.counter.countToolSchemas(body.tools, resolveModel(model).spec));
     let toolSchemaTokens = await toolsOf(countedFor);
     const requestLimits = body.maxTokens !== undefined || body.tools !== undefined ? { maxTokens: body.maxTokens, toolSchemaTokens } : undefined;
     const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');

@@ -1,4 +1,5 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { createHash } from 'node:crypto';
 import { CanonicalMessage, countableParts } from '@compactor/compaction';
 import { combineCounts, ModelSpec, TokenCountPool } from '@compactor/tokens';
 
@@ -7,9 +8,14 @@ import { combineCounts, ModelSpec, TokenCountPool } from '@compactor/tokens';
  * call: short ones are counted inline, big ones on worker threads, so one 1 MB tool
  * result does not stall other requests.
  */
+/** Distinct repeated contents whose totals are kept (oldest dropped first). */
+const MAX_REPEATED = 5_000;
+
 @Injectable()
 export class MessageTokenCounter implements OnModuleDestroy {
   private readonly pool = new TokenCountPool();
+  /** Totals of what clients send again with every request (system prompts, tool schemas), by model and content. */
+  private readonly repeated = new Map<string, number>();
 
   /** `offThread`: every text is counted on the pool's threads, none on this one (see TokenCountPool.count). */
   async count(messages: CanonicalMessage[], spec: ModelSpec, options: { offThread?: boolean } = {}): Promise<number[]> {
@@ -22,6 +28,23 @@ export class MessageTokenCounter implements OnModuleDestroy {
       next += p.texts.length;
       return combineCounts({ textTokens, images: p.images, opaqueJson: p.opaqueJson }, spec);
     });
+  }
+
+  /** The total tokens of messages a client sends again and again (a system prompt, tool schemas): counted once per content. */
+  async countRepeated(messages: CanonicalMessage[], spec: ModelSpec): Promise<number> {
+    const key = `${spec.id}\u0000${createHash('sha1').update(JSON.stringify(messages)).digest('base64url')}`;
+    const hit = this.repeated.get(key);
+    if (hit !== undefined) return hit;
+    const total = (await this.count(messages, spec)).reduce((a, b) => a + b, 0);
+    if (this.repeated.size >= MAX_REPEATED) this.repeated.delete(this.repeated.keys().next().value as string);
+    this.repeated.set(key, total);
+    return total;
+  }
+
+  /** The tokens of a request's tool schemas (SPEC.md "Budget"): their JSON counted as one system text; 0 for none. */
+  countToolSchemas(tools: unknown[], spec: ModelSpec): Promise<number> {
+    if (tools.length === 0) return Promise.resolve(0);
+    return this.countRepeated([{ role: 'system', blocks: [{ type: 'text', text: JSON.stringify(tools) }] }], spec);
   }
 
   /**
