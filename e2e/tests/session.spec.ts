@@ -328,9 +328,12 @@ test('the events and snapshots lists page back through all of the history, and b
   await expect(page.getByTestId('live-state')).toHaveText('Live');
 
   // Snapshots: three pages of 20, 20 and 13, oldest last; the events list stays where it is.
+  // Each page is waited for by its first entry (a count alone could still be the previous page's).
   await snapshots.getByRole('link', { name: 'Older snapshots' }).click();
+  await expect(snapshots.getByTestId('snapshot').first()).toContainText('more 10');
   await expect(snapshots.getByTestId('snapshot')).toHaveCount(20);
   await snapshots.getByRole('link', { name: 'Older snapshots' }).click();
+  await expect(snapshots.getByTestId('snapshot').first()).toContainText('paging 13');
   await expect(snapshots.getByTestId('snapshot')).toHaveCount(13);
   await expect(snapshots.getByTestId('snapshot').last()).toContainText('paging 01');
   await expect(snapshots.getByRole('link', { name: 'Older snapshots' })).toHaveCount(0);
