@@ -4,8 +4,12 @@
 // two thirds (so they must survive compaction), in varied wording, with names drawn from a
 // seeded RNG out of a vocabulary that the filler never uses. Each fact carries its retention
 // check (quality-facts.mjs). Nothing here is shared with, or tuned to, any summarizer.
+// The sentences that say the facts come from a wording table (quality-wording.mjs): `original`
+// (the default, `gen-…` sessions) or `paraphrase` (the same facts in independent wording,
+// `para-…` sessions), chosen with `{ wording }`.
 import { rng } from './random.mjs';
 import { cap, fileListing, grepOutput, projectNames, reasoning, sentence, shellOutput, sourceLines, statusUpdate, testRun, userFollowup } from './quality-noise.mjs';
+import { WORDINGS } from './quality-wording.mjs';
 
 export const MODELS = { anthropic: 'claude-sonnet-4-5', openai: 'gpt-4o' };
 const FLAVOURS = ['python', 'typescript', 'go'];
@@ -18,9 +22,6 @@ const FACT_B = ['reconciler', 'verifier', 'exporter', 'resolver', 'tracker', 're
 const FACT_C = ['external_ref', 'idempotency_key', 'iban_hash', 'region_code', 'batch_token', 'vat_number', 'sku_code', 'partner_uid',
   'slot_index', 'tax_bucket', 'mandate_id', 'ledger_epoch', 'payer_ref', 'cycle_anchor'];
 const PEOPLE = ['Priya', 'Tomasz', 'Ingrid', 'Kwame', 'Mei', 'Lucas', 'Sofia', 'Arjun', 'Noor', 'Henrik', 'Ayumi', 'Diego'];
-const REASONS = ['it is already a dependency', 'it handles per-request timeouts', 'the platform team already runs it in production',
-  'it saves a round trip per call', 'it was about three times faster on our payloads', 'it keeps the lockfile smaller',
-  'the other one is no longer maintained', 'it type-checks cleanly', 'it needs no extra infrastructure', 'ops already knows how to monitor it'];
 
 /** Options a decision can choose between: [subject, chosen, rejected, chosenKey, rejectedKey]. */
 const DECISIONS = {
@@ -99,7 +100,9 @@ const TOOLSETS = {
 const estimateTokens = (text) => Math.ceil(text.length / 3.6);
 
 class SessionBuilder {
-  constructor(seed, index) {
+  constructor(seed, index, wording = 'original') {
+    this.W = WORDINGS[wording];
+    if (!this.W) throw new Error(`unknown wording ${JSON.stringify(wording)}; known: ${Object.keys(WORDINGS).join(', ')}`);
     this.r = rng(seed);
     this.flavour = FLAVOURS[index % FLAVOURS.length];
     this.format = index % 2 === 0 ? 'anthropic' : 'openai';
@@ -112,6 +115,11 @@ class SessionBuilder {
     this.used = new Set();
     this.facts = [];
     this.callCount = 0;
+  }
+
+  /** A template out of a wording list; a list of one draws nothing. */
+  one(list) {
+    return list.length === 1 ? list[0] : this.r.pick(list);
   }
 
   // ------------------------------------------------------------ names for facts
@@ -268,7 +276,7 @@ class SessionBuilder {
   }
 
   plantError() {
-    const { r, flavour, names, tools } = this;
+    const { r, flavour, names, tools, W } = this;
     const block = this.errorBlock();
     const inTests = r.chance(0.6);
     const cmd = inTests
@@ -276,27 +284,22 @@ class SessionBuilder {
       : { python: `python -m app.workers.${r.pick(names.words)}_sync --once`, typescript: 'node dist/main.js', go: 'go run ./cmd/api' }[flavour];
     const output = inTests ? testRun(r, flavour, names, { failing: true, extra: block.lines }) : [shellOutput(r, flavour, names), ...block.lines].join('\n');
     const [n, input] = tools.bash(cmd);
-    this.act(reasoning(r, names, 1) + ' ' + r.pick(['Let me run it.', 'Running it now.', "Let's see what happens when it runs.", 'Checking the current behaviour first.']), [[n, input, output, true]]);
+    this.act(reasoning(r, names, 1) + ' ' + r.pick(W.error.runLeads), [[n, input, output, true]]);
     const headline = block.lines.find((l) => l.includes(block.terms[0])) ?? block.lines[0];
     this.fact('error', { all: block.terms }, 'tool_result', { text: headline.trim() });
-    const remark = r.chance(0.5)
-      ? r.pick([`It fails with \`${headline.trim().replace(/^E\s+/, '')}\`.`, `Here is the failure: ${headline.trim().replace(/^E\s+/, '')}`, `So the real error is ${headline.trim().replace(/^E\s+/, '')}.`])
-      : r.pick(["That's the failure. Let me find where it comes from.", 'There it is. I need to trace where this starts.', 'Reproduced. Now to the cause.']);
+    const error = headline.trim().replace(/^E\s+/, '');
+    const remark = r.chance(0.5) ? r.pick(W.error.quoted)({ error }) : r.pick(W.error.plain);
     this.act(`${remark} ${reasoning(r, names, 1)}`, this.noiseCalls());
   }
 
   plantPath() {
-    const { r, flavour, names, tools } = this;
+    const { r, flavour, names, tools, W } = this;
     const isTest = r.chance(0.25);
     const path = this.newPath(isTest ? 'test' : 'module');
-    const purpose = r.pick(['the new logic', 'this code', 'the extracted helper', 'the retry handling', 'the mapping code', 'the tests for it']);
+    const purpose = r.pick(W.path.purposes);
     const content = sourceLines(r, flavour, names, r.int(15, 60)).join('\n');
-    const text = r.pick([
-      () => `I'll put ${purpose} in a new file, \`${path}\`.`,
-      () => `Creating ${path} for ${purpose}.`,
-      () => `${reasoning(r, names, 1)} I'll add ${purpose} as a separate module.`,
-      () => `Next, ${purpose} goes into its own file so it can be tested in isolation.`,
-    ])();
+    const said = r.pick(W.path.sentences)({ purpose, path, thought: () => reasoning(r, names, 1) });
+    const text = W.path.created(said);
     if (r.chance(0.75)) {
       const [n, input] = tools.write(path, content);
       this.act(text, [[n, input, tools.writeResult(path, content.split('\n').length)]]);
@@ -304,7 +307,7 @@ class SessionBuilder {
     } else {
       const before = sourceLines(r, flavour, names, 2).join('\n');
       const [n, input] = tools.edit(path, before, content.split('\n').slice(0, 12).join('\n'));
-      this.act(text.replace(/a new file|its own file|a separate module/, 'the existing module'), [[n, input, tools.editResult(path, this.snippet(content.split('\n').slice(0, 12).join('\n'), 4))]]);
+      this.act(W.path.edited(said), [[n, input, tools.editResult(path, this.snippet(content.split('\n').slice(0, 12).join('\n'), 4))]]);
       this.fact('path', { all: [path] }, 'tool_use', { text: `edited ${path}` });
     }
   }
@@ -317,107 +320,92 @@ class SessionBuilder {
   }
 
   plantDecision() {
-    const { r, names } = this;
+    const { r, names, W } = this;
     const [subject, x, y, xk, yk] = this.decisionOption();
-    const reason = r.pick(REASONS);
-    const text = r.pick([
-      () => `We'll use ${x} instead of ${y} for ${subject} because ${reason}.`,
-      () => `I'm going with ${x} rather than ${y} for ${subject}: ${reason}.`,
-      () => `Decision on ${subject}: ${x}, not ${y}. ${cap(reason)}.`,
-      () => `After comparing the two, ${x} fits better than ${y} here since ${reason}, so ${subject} will go through ${x}.`,
-      () => `Switching ${subject} from ${y} to ${x} — ${reason}.`,
-      () => `Let's drop ${y} for ${subject} and use ${x}; ${reason}.`,
-    ])();
+    const reason = r.pick(W.reasons);
+    const text = r.pick(W.decisions)({ subject, x, y, reason });
     this.act(`${reasoning(r, names, 1)} ${text}`, this.noiseCalls());
     this.fact('decision', { all: [xk, yk] }, 'assistant', { text });
   }
 
   plantLocked() {
-    const { r, names } = this;
+    const { r, names, W } = this;
     const [subject, x, y, xk] = this.decisionOption();
-    const marker = r.pick([
-      () => `[DECISION] Use ${x} for ${subject} - LOCKED`,
-      () => `[DECISION] ${cap(subject)}: ${x} (not ${y}) - LOCKED`,
-      () => `[DECISION] Keep ${subject} on ${x} - LOCKED`,
-    ])();
-    const lead = r.pick(["This one is settled, so I'm recording it:", 'Locking this in so it is not revisited:', `${cap(r.pick(REASONS))}, so:`, 'Agreed with the constraints above:']);
+    const marker = r.pick(W.locked.lines)({ subject, x, y });
+    const reason = r.pick(W.reasons);
+    const lead = r.pick(W.locked.leads)({ reason });
     this.act(`${reasoning(r, names, 1)}\n\n${lead}\n${marker}\n\n${reasoning(r, names, 1)}`, this.noiseCalls());
     this.fact('locked', { all: [xk, subject.replace(/^(the|a|an) /, '')] }, 'assistant', { text: marker });
   }
 
   constraintText() {
-    const { r } = this;
+    const { r, W } = this;
     const kind = r.int(0, 5);
     if (kind === 0) {
       const cmd = r.pick(['alembic downgrade', 'prisma migrate reset', 'terraform destroy', 'kubectl delete namespace', 'redis-cli FLUSHALL', 'git push --force']);
       const env = this.fresh(() => `${r.pick(['prod', 'staging', 'sandbox'])}-${r.pick(FACT_A)}-${r.int(1, 9)}`);
-      return { text: r.pick([`Please never run \`${cmd}\` against ${env}, it is shared with other teams.`, `Important: do not run ${cmd} on ${env} under any circumstances.`, `One rule for this task: ${cmd} must never touch ${env}.`]), terms: [cmd, env] };
+      return { text: r.pick(W.constraints.command)({ cmd, env }), terms: [cmd, env] };
     }
     if (kind === 1) {
       const fn = this.func();
-      return { text: r.pick([`Don't change the signature of \`${fn}\`: three other services import it.`, `\`${fn}\` is part of our public API, so its signature must stay exactly as it is.`, `Whatever you do, keep the parameters of ${fn} unchanged; the mobile client calls it directly.`]), terms: [fn] };
+      return { text: r.pick(W.constraints.signature)({ fn }), terms: [fn] };
     }
     if (kind === 2) {
       const [runtime, ver] = { python: ['Python', r.pick(['3.8', '3.9'])], typescript: ['Node', r.pick(['16', '18.12'])], go: ['Go', r.pick(['1.19', '1.20'])] }[this.flavour];
       this.used.add(`runtime:${runtime}`);
-      return { text: r.pick([`The code must keep working on ${runtime} ${ver}; some customers still deploy on it.`, `Remember we still support ${runtime} ${ver}, so no newer syntax or APIs.`, `Hard requirement: stay compatible with ${runtime} ${ver}.`]), terms: [`${runtime} ${ver}`] };
+      return { text: r.pick(W.constraints.runtime)({ runtime, ver }), terms: [`${runtime} ${ver}`] };
     }
     if (kind === 3) {
       const env = this.fresh(() => `${r.pick(FACT_A).toUpperCase()}_${r.pick(['SIGNING_KEY', 'API_SECRET', 'WEBHOOK_SECRET', 'PRIVATE_TOKEN'])}`);
-      return { text: r.pick([`Never print or log \`${env}\`, not even partially.`, `Do not put the value of ${env} in any log line or error message.`, `Make sure ${env} never ends up in the logs or in exceptions.`]), terms: [env] };
+      return { text: r.pick(W.constraints.secret)({ env }), terms: [env] };
     }
     if (kind === 4) {
       const dir = this.fresh(() => `${r.pick(['vendor', 'generated', 'migrations/legacy'])}/${r.pick(FACT_A)}_${r.pick(FACT_B)}/`);
-      return { text: r.pick([`Don't touch anything under \`${dir}\`, it's generated by the build.`, `Files in ${dir} are off limits; they are regenerated nightly.`, `Never edit ${dir} by hand.`]), terms: [dir] };
+      return { text: r.pick(W.constraints.directory)({ dir }), terms: [dir] };
     }
     const flag = this.fresh(() => `ff_${r.pick(FACT_A)}_${r.pick(FACT_B)}_v${r.int(2, 4)}`);
-    return { text: r.pick([`Any new behaviour must sit behind the \`${flag}\` feature flag.`, `All of this has to be gated by ${flag}; it must be off by default.`, `Please make sure the change is only active when ${flag} is enabled.`]), terms: [flag] };
+    return { text: r.pick(W.constraints.flag)({ flag }), terms: [flag] };
   }
 
   plantConstraint() {
     const c = this.constraintText();
-    this.talk(statusUpdate(this.r, this.names), this.r.chance(0.5) ? c.text : `${c.text} ${userFollowup(this.r, this.names)}`);
+    this.talk(statusUpdate(this.r, this.names), this.r.chance(0.5) ? c.text : `${c.text}${this.W.followupJoin}${userFollowup(this.r, this.names)}`);
     this.fact('constraint', { all: c.terms }, 'user', { text: c.text });
   }
 
   plantPending() {
-    const { r, names } = this;
+    const { r, names, W } = this;
     const kind = r.int(0, 4);
-    let task;
-    let terms;
+    let said;
     if (kind === 0) {
       const fn = this.func();
-      task = `add a regression test for \`${fn}\``;
-      terms = ['regression test', fn];
+      said = this.one(W.pending.tasks.test)({ fn });
     } else if (kind === 1) {
       const ticket = this.fresh(() => `${r.pick(['PAY', 'BIL', 'OPS', 'PLAT'])}-${r.int(1000, 9999)}`);
-      task = `update CHANGELOG.md for ${ticket}`;
-      terms = ['changelog', ticket];
+      said = this.one(W.pending.tasks.changelog)({ ticket });
     } else if (kind === 2) {
       const col = this.fresh(() => `${r.pick(FACT_A)}_${r.pick(FACT_C)}`);
-      task = `backfill the \`${col}\` column on staging once the migration lands`;
-      terms = ['backfill', col];
+      said = this.one(W.pending.tasks.backfill)({ col });
     } else if (kind === 3) {
       const person = r.pick(PEOPLE);
       const mod = this.snake();
-      task = `ask ${person} to review the ${mod} change`;
-      terms = [person, mod];
+      said = this.one(W.pending.tasks.review)({ person, mod });
     } else {
       const test = this.fresh(() => `test_${r.pick(FACT_A)}_${r.pick(FACT_B)}`);
-      task = `rerun the flaky ${test} suite on CI`;
-      terms = [test, 'flaky'];
+      said = this.one(W.pending.tasks.flaky)({ test });
     }
+    const { task, terms } = said;
     const style = r.next();
     if (style < 0.45) {
-      const text = r.pick([`Still open: ${task}.`, `Next step after this: ${task}.`, `TODO: ${task}.`, `One thing left before this is done: I need to ${task}.`]);
+      const text = r.pick(W.pending.agent)({ task });
       this.act(`${reasoning(r, names, 1)} ${text}`, this.noiseCalls());
       this.fact('pending', { all: terms }, 'assistant', { text });
     } else if (style < 0.8) {
-      const text = r.pick([`Before you finish, please also ${task}.`, `Don't forget to ${task}.`, `Once that works, ${task} — we need it for the release.`]);
+      const text = r.pick(W.pending.user)({ task });
       this.talk(statusUpdate(r, names), text);
       this.fact('pending', { all: terms }, 'user', { text });
     } else {
-      const text = `[NEXT] ${cap(task)}`;
+      const text = this.one(W.pending.marker)({ task });
       this.act(`${reasoning(r, names, 1)}\n${text}`, this.noiseCalls());
       this.fact('pending', { all: terms }, 'assistant', { text });
     }
@@ -455,21 +443,23 @@ class SessionBuilder {
   }
 
   setValue(spec, step, prev) {
-    const { r, names, tools } = this;
+    const { r, names, tools, W } = this;
     const value = spec.values[step];
     const line = this.configLine(spec.file, spec.key, value);
     const oldLine = prev === undefined ? `# ${spec.key}` : this.configLine(spec.file, spec.key, prev);
     const [n, input] = tools.edit(spec.file, oldLine, line);
     const call = [n, input, tools.editResult(spec.file, this.configSnippet(spec.file, line))];
+    const v = { key: spec.key, value, prev, file: spec.file, thought: () => reasoning(r, names, 1) };
     if (step === 0) {
-      const text = r.pick([`I'll set \`${spec.key}\` to ${value} for now; the default is too conservative.`, `Setting ${spec.key}=${value} in ${spec.file} so the local run matches staging.`, `${spec.key} has no value yet, so I'm putting ${value} in ${spec.file}.`]);
+      const text = r.pick(W.value.first)(v);
       this.act(`${reasoning(r, names, 1)} ${text}`, [call]);
     } else if (r.chance(0.5)) {
-      const ask = r.pick([`Change of plan: set ${spec.key} to ${value}, ops asked for it.`, `Can you make ${spec.key} ${value} instead? The previous value caused alerts.`, `Let's use ${value} for ${spec.key} after all.`]);
+      const ask = r.pick(W.value.asks)(v);
       this.talk(statusUpdate(r, names), ask);
-      this.act(r.pick([`Updating ${spec.key} to ${value}.`, `Sure, changing it in ${spec.file}.`, 'Done in a second.']), [call]);
+      this.act(r.pick(W.value.acks)(v), [call]);
     } else {
-      this.act(r.pick([`With ${prev} the run is still unstable, so I'm changing ${spec.key} from ${prev} to ${value}.`, `${cap(reasoning(r, names, 1))} Raising ${spec.key} to ${value}.`, `That value was wrong; ${spec.key} should be ${value}.`]), [call]);
+      // Every variant is said before one is picked (a variant may draw a thought).
+      this.act(r.pick(W.value.changes.map((say) => say(v))), [call]);
     }
   }
 
@@ -498,7 +488,7 @@ class SessionBuilder {
   }
 
   build(target) {
-    const { r, names } = this;
+    const { r, names, W } = this;
     this.target = target;
     const plan = [];
     const add = (n, lo, hi, kind) => {
@@ -523,15 +513,12 @@ class SessionBuilder {
     // The task, with one constraint in it.
     const c = this.constraintText();
     const w = () => r.pick(names.words);
-    const symptom = r.pick([`the nightly ${w()} export sometimes writes duplicate ${w()} rows`, `${w()} totals are off by a few cents for some ${w()}s`,
-      `the ${w()} endpoint times out for large ${w()}s`, `retries of the ${w()} job create a second ${w()}`, `${w()} updates are lost when two requests arrive together`]);
-    this.push({ kind: 'user', text: r.pick([
-      `We have a bug: ${symptom}. Please find the cause and fix it, with tests. ${c.text}`,
-      `${cap(symptom)} — can you track it down and fix it? ${c.text} The relevant code is probably around \`${r.pick(names.files)}\`.`,
-      `Hi! Customers report that ${symptom}. I'd like a proper fix plus a test that reproduces it.\n\n${c.text}`,
-    ]) });
+    // Every symptom is said before one is picked, and the file is drawn before the statement.
+    const symptom = r.pick(W.task.symptoms.map((say) => say({ word: w })));
+    const file = r.pick(names.files);
+    this.push({ kind: 'user', text: r.pick(W.task.statements)({ symptom, constraint: c.text, file }) });
     this.fact('constraint', { all: c.terms }, 'user', { text: c.text, at: 0 });
-    const opening = `${r.chance(0.35) ? `[GOAL] Fix: ${symptom}\n\n` : ''}${reasoning(r, names, 2)}`;
+    const opening = `${r.chance(0.35) ? `${this.one(W.task.goals)({ symptom })}\n\n` : ''}${reasoning(r, names, 2)}`;
     this.act(opening, this.noiseCalls());
 
     const values = new Map();
@@ -593,21 +580,22 @@ function openaiShape(turns) {
  * file format `--sessions` reads (Anthropic sessions carry `system` at the top level; OpenAI
  * ones as their first message).
  */
-export function generateQualitySession(seed, index) {
-  const b = new SessionBuilder(seed * 1000 + index, index);
+export function generateQualitySession(seed, index, { wording = 'original' } = {}) {
+  const b = new SessionBuilder(seed * 1000 + index, index, wording);
   // In o200k tokens; Claude models are counted by the catalog's estimate, about a quarter more.
   const target = b.r.int(55_000, 120_000);
   b.build(target);
   const system = b.systemPrompt();
-  const name = `gen-${String(index + 1).padStart(2, '0')}-${b.flavour}-${b.format}`;
-  const meta = { seed, index, flavour: b.flavour, toolset: b.toolsetName, targetTokens: target, estimatedToolShare: Number((b.toolTokens / b.tokens).toFixed(3)) };
+  const name = `${b.W.prefix}-${String(index + 1).padStart(2, '0')}-${b.flavour}-${b.format}`;
+  const meta = { seed, index, flavour: b.flavour, toolset: b.toolsetName, targetTokens: target, estimatedToolShare: Number((b.toolTokens / b.tokens).toFixed(3)), ...(wording === 'original' ? {} : { wording }) };
   const facts = b.facts.map((f) => ({ ...f, id: `${name}/${f.id}` }));
   if (b.format === 'anthropic') return { name, format: 'anthropic', model: MODELS.anthropic, system, messages: anthropicShape(b.turns), facts, meta };
   return { name, format: 'openai', model: MODELS.openai, messages: [{ role: 'system', content: system }, ...openaiShape(b.turns)], facts, meta };
 }
 
-export function generateQualitySessions(seed, count) {
-  return Array.from({ length: count }, (_, i) => generateQualitySession(seed, i));
+/** `options.wording`: 'original' (default) or 'paraphrase' (quality-wording.mjs); paraphrased sessions are named `para-…`. */
+export function generateQualitySessions(seed, count, options = {}) {
+  return Array.from({ length: count }, (_, i) => generateQualitySession(seed, i, options));
 }
 
 // Exposed for the sanity check of the report: the sentence filler used by the noise.
