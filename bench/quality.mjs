@@ -516,10 +516,10 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   };
   const dir = value('dump');
   if (!dir) {
-    console.error('usage: node bench/quality.mjs --dump <dir> [--seed N] [--count N]   (to run the benchmark: npm run bench -- quality)');
+    console.error('usage: node bench/quality.mjs --dump <dir> [--seed N] [--count N] [--wording original|paraphrase]   (to run the benchmark: npm run bench -- quality)');
     process.exit(1);
   }
-  const sessions = generateQualitySessions(Number(value('seed', DEFAULT_SEED)), Number(value('count', DEFAULT_COUNT)));
+  const sessions = generateQualitySessions(Number(value('seed', DEFAULT_SEED)), Number(value('count', DEFAULT_COUNT)), { wording: value('wording', 'original') });
   dumpSessions(path.resolve(dir), sessions);
   console.log(`wrote ${sessions.length} sessions to ${dir}`);
 }
