@@ -17,6 +17,8 @@ export interface CheckpointData {
   tokens: number;
   originalTokens: number;
   agedFromId?: string;
+  /** The Facts section (ledger entries the summary lacked). */
+  facts?: string;
   /** Seed 004's extracted facts, stored with a new checkpoint row. */
   keyDecisions?: string[];
   /** The pinned-facts ledger of the span it compacted, and the share of it that survived in the new context. */
@@ -119,7 +121,7 @@ export interface CommitRequest {
   loadedThroughSeq: number;
   budget: number;
   threshold: number;
-  events: { type: string; line: string }[];
+  events: { type: string; line: string; data?: Record<string, unknown> }[];
 }
 
 const isGoalBlock = (v: unknown): v is { text: string; tokens: number } =>
@@ -313,6 +315,7 @@ export class CompactionRepository {
         toSeq: c.toSeq,
         level: LEVELS.indexOf(c.level),
         text: c.text,
+        ...(c.facts ? { facts: c.facts } : {}),
         tokens: c.tokens,
         originalTokens: c.originalTokens,
       })),
@@ -356,6 +359,7 @@ export class CompactionRepository {
             toSeq: c.toSeq,
             level: LEVELS[Math.min(c.level, LEVELS.length - 1)],
             text: c.text,
+            facts: c.facts ?? null,
             tokens: c.tokens,
             originalTokens: c.originalTokens,
             agedFromId: agedFrom?.id ?? null,
@@ -455,7 +459,7 @@ export class CompactionRepository {
             tenantId: request.tenantId,
             type: e.type,
             line: e.line,
-            data: request.jobId ? { jobId: request.jobId } : {},
+            data: { ...(e.data ?? {}), ...(request.jobId ? { jobId: request.jobId } : {}) } as Prisma.InputJsonValue,
             createdAt: now,
           })),
         });

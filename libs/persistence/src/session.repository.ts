@@ -24,7 +24,7 @@ export interface SessionRecord {
   compactions: number;
   /** The reliability score (0–100) after the last compaction or restore; null before any. */
   reliability: number | null;
-  /** Share of the pinned-facts ledger that survived the last compaction; null before any. */
+  /** Share of the facts ledger that survived the last compaction; null before any. */
   contextConfidence: number | null;
   /** The largest `max_tokens` its requests sent lately (null: none seen); see sessionBudget. */
   requestMaxTokens: number | null;

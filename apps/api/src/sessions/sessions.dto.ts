@@ -33,7 +33,7 @@ export class ReliabilityFactors {
   @ApiProperty({ description: 'max(1 − 0.15 × compactions, 0.30).' })
   compressionPenalty!: number;
 
-  @ApiProperty({ description: 'Share of the pinned-facts ledger that survived the last compaction (1 before any).' })
+  @ApiProperty({ description: 'Share of the facts ledger that survived the last compaction (1 before any).' })
   contextConfidence!: number;
 }
 

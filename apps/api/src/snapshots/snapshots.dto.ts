@@ -160,8 +160,11 @@ export class CheckpointView {
   @ApiProperty({ enum: ['recent', 'old', 'ancient', 'ultra'] })
   level!: string;
 
-  @ApiProperty()
+  @ApiProperty({ description: 'The summary (aging shortens it).' })
   text!: string;
+
+  @ApiProperty({ nullable: true, type: String, description: 'The Facts section: facts-ledger entries of its span that the summary lacked, appended verbatim (aging keeps it).' })
+  facts!: string | null;
 
   @ApiProperty()
   tokens!: number;
@@ -184,7 +187,7 @@ export class CheckpointView {
   @ApiProperty({ type: [String] })
   nextSteps!: string[];
 
-  @ApiPropertyOptional({ nullable: true, type: Number, description: 'Share of the pinned-facts ledger of its span found in the context it was written into.' })
+  @ApiPropertyOptional({ nullable: true, type: Number, description: 'Share of the facts ledger of its span found in the context it was written into.' })
   factsSurvived!: number | null;
 
   @ApiProperty({ format: 'date-time' })

@@ -2,11 +2,13 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
   applyPrefix,
   CanonicalMessage,
-  checkFactsSurvival,
+  checkLedger,
   checkpointFacts,
   checkpointMessage,
   contextTextOf,
-  extractPinnedFacts,
+  entryText,
+  FactsLedger,
+  ledgerSummary,
   reliabilityOf,
   goalBlockMessage,
   goalBlockText,
@@ -162,6 +164,8 @@ export class CompactionService {
         throughSeq,
         prefix: outcome.prefix as unknown as Prisma.InputJsonValue,
         events: outcome.events as unknown as Prisma.InputJsonValue,
+        // What the compaction would do with the facts ledger: the entries it would keep, append and drop.
+        ledger: (outcome.ledger ? ledgerSummary(outcome.ledger) : null) as unknown as Prisma.InputJsonValue,
       });
       await finish({ ...record, status: outcome.status, reason: outcome.reason, error: outcome.status === 'failed' ? outcome.reason : undefined });
       return { status: 'dry-run' };
@@ -182,8 +186,8 @@ export class CompactionService {
     const rendered = renderGoalBlock(goalRecordFromJson(session.goal)).trim();
     const goalText = rendered ? rendered : goalBlockText(stored.map((m) => m.message));
     const goalBlock = goalText ? { text: goalText, tokens: counter.countMessage(goalBlockMessage(goalText)) } : undefined;
-    // SPEC.md "Reliability score": the pinned-facts ledger of what this run compacted, checked against the new context.
-    const pinned = this.pinnedFacts(stored, history, prefix, outcome.prefix, goalBlock, counter.countMessage);
+    // SPEC.md "Reliability score": the facts ledger of what this run compacted, checked against the new context.
+    const pinned = this.ledgerCheck(stored, history, prefix, outcome.prefix, goalBlock, counter.countMessage);
     const reliability = reliabilityOf({ model: spec, compactions: session.compactions + 1, contextConfidence: pinned.survival.share });
     const earlier = new Set(prefix.checkpoints.map((c) => c.id));
     const versionId = await this.compactions.commit({
@@ -256,15 +260,25 @@ export class CompactionService {
   }
 
   /**
-   * The ledger of the span this run compacted (messages whose treatment changed; their stored,
-   * uncompacted form) and the share of it found in the new context, goal block included.
+   * The facts ledger of the span this run compacted (entries whose latest mention is in a message
+   * whose treatment changed; read from the stored, uncompacted history) and the share of it found
+   * in the new context, goal block included.
    */
-  private pinnedFacts(stored: SessionMessage[], history: SessionMessage[], before: VersionPrefix, after: VersionPrefix, goalBlock: { text: string } | undefined, count: (m: CanonicalMessage) => number) {
-    const span = stored.filter((m) => m.seq <= after.coversThroughSeq && JSON.stringify(after.treatments[m.seq] ?? null) !== JSON.stringify(m.seq <= before.coversThroughSeq ? (before.treatments[m.seq] ?? null) : null));
-    const ledger = extractPinnedFacts(span.map((m) => m.message));
+  private ledgerCheck(stored: SessionMessage[], history: SessionMessage[], before: VersionPrefix, after: VersionPrefix, goalBlock: { text: string } | undefined, count: (m: CanonicalMessage) => number) {
+    const changed = new Set(
+      stored
+        .filter((m) => m.seq <= after.coversThroughSeq && JSON.stringify(after.treatments[m.seq] ?? null) !== JSON.stringify(m.seq <= before.coversThroughSeq ? (before.treatments[m.seq] ?? null) : null))
+        .map((m) => m.seq),
+    );
+    const entries = FactsLedger.of(stored)
+      .entries()
+      .filter((e) => changed.has(e.lastSeq));
     const context = applyPrefix(after, history, (c) => count(checkpointMessage(c))).map((m) => m.message);
-    const survival = checkFactsSurvival(ledger, `${goalBlock?.text ?? ''}\n${contextTextOf(context)}`);
-    return { ledger, survival: { total: survival.total, survived: survival.survived, share: survival.share } };
+    const survival = checkLedger(entries, `${goalBlock?.text ?? ''}\n${contextTextOf(context)}`, stored[stored.length - 1]?.seq);
+    return {
+      ledger: { total: survival.total, survived: survival.survived, missing: survival.missing.slice(0, 60).map((e) => ({ kind: e.kind, text: entryText(e), seq: e.lastSeq })) },
+      survival: { total: survival.total, survived: survival.survived, share: survival.share },
+    };
   }
 
   /** Records and enqueues an automatic compaction (the sweep uses it too); a trigger folded into a waiting job is answered by it. */

@@ -5,7 +5,10 @@ import { ProtectionPolicy, protectionOf } from './protection';
 import { summarizableMessages, summarizeSpan } from './summarize';
 import { CompactionEvent, CompactionInput, CompactionOutcome, SessionMessage } from './types';
 import { offloadLargeResult, toolNamesOf } from './offload';
-import { applyPrefix, ArtifactOutput, Checkpoint, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
+import { applyPrefix, ArtifactOutput, Checkpoint, checkpointBody, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
+import { FactsLedger } from '../ledger/ledger';
+import { rankEntries } from '../ledger/render';
+import { ledgerEvent, LedgerTotals } from '../ledger/account';
 
 /** `balanced` (SPEC.md "Policies"): cheap steps first, the LLM last. Every field can be overridden per session. */
 export interface BalancedParams {
@@ -25,6 +28,10 @@ export interface BalancedParams {
   checkpointFraction: number;
   /** All checkpoints together stay under this fraction of the budget (older ones merge). */
   checkpointsMaxFraction: number;
+  /** A new checkpoint's Facts section (ledger entries its summary lacks) takes at most this fraction of the budget. */
+  ledgerFraction: number;
+  /** All Facts sections together stay under this fraction of the budget (the oldest lose their lowest entries first). */
+  ledgerMaxFraction: number;
   /** A compaction saving less than max(minSavingFraction × budget, minSavingTokens) is skipped (Guarantee 5). */
   minSavingFraction: number;
   minSavingTokens: number;
@@ -48,6 +55,8 @@ export const BALANCED_DEFAULTS: BalancedParams = {
   summarizeDownTo: 0.5,
   checkpointFraction: 0.1,
   checkpointsMaxFraction: 0.3,
+  ledgerFraction: 0.1,
+  ledgerMaxFraction: 0.2,
   minSavingFraction: 0.05,
   minSavingTokens: 1_000,
   instructions: BALANCED_INSTRUCTIONS,
@@ -82,24 +91,28 @@ async function ageCheckpoints(
   events: CompactionEvent[],
 ): Promise<Checkpoint[]> {
   const aged: Checkpoint[] = [];
+  // Aging shortens the prose; the Facts section stays as it is (SPEC.md "Facts ledger").
+  const prose = (c: Checkpoint): Checkpoint => ({ ...c, facts: undefined });
   for (const c of checkpoints) {
     const level = c.level + 1;
     const target = Math.max(50, Math.floor(newTarget / 2 ** level));
-    if (c.tokens <= target * 1.1) {
+    const proseTokens = c.facts ? input.countText(c.text) : c.tokens;
+    if (proseTokens <= target * 1.1) {
       aged.push({ ...c, level });
       continue;
     }
     const r = await input.summarizer.summarize(
-      { kind: 'merge', instructions: params.instructions, messages: [checkpointMessage(c)], targetTokens: target, goal: input.goal },
+      { kind: 'merge', instructions: params.instructions, messages: [checkpointMessage(prose(c))], targetTokens: target, goal: input.goal },
       input.signal,
     );
     account({ usage: r.usage, attempts: r.attempts });
-    const tokens = input.countText(r.text);
+    const body = checkpointBody({ text: r.text, facts: c.facts });
+    const tokens = input.countText(body);
     if (tokens >= c.tokens) {
       aged.push({ ...c, level });
       continue;
     }
-    const next: Checkpoint = { ...c, id: contentId('ckpt', c.fromSeq, c.toSeq, r.text), level, text: r.text, tokens, agedFromId: c.id };
+    const next: Checkpoint = { ...c, id: contentId('ckpt', c.fromSeq, c.toSeq, body), level, text: r.text, tokens, agedFromId: c.id };
     events.push({ type: 'checkpoint-aged', line: `Aged checkpoint ${c.fromSeq}–${c.toSeq} to level ${level}: ${fmt(c.tokens)} → ${fmt(tokens)} tokens` });
     aged.push(next);
   }
@@ -108,17 +121,20 @@ async function ageCheckpoints(
     const [a, b] = aged;
     const target = Math.max(50, Math.floor(cap / 4));
     const r = await input.summarizer.summarize(
-      { kind: 'merge', instructions: params.instructions, messages: [checkpointMessage(a), checkpointMessage(b)], targetTokens: target, goal: input.goal },
+      { kind: 'merge', instructions: params.instructions, messages: [checkpointMessage(prose(a)), checkpointMessage(prose(b))], targetTokens: target, goal: input.goal },
       input.signal,
     );
     account({ usage: r.usage, attempts: r.attempts });
+    const facts = [a.facts, b.facts].filter(Boolean).join('\n') || undefined;
+    const body = checkpointBody({ text: r.text, facts });
     const merged: Checkpoint = {
-      id: contentId('ckpt', a.fromSeq, b.toSeq, r.text),
+      id: contentId('ckpt', a.fromSeq, b.toSeq, body),
       fromSeq: a.fromSeq,
       toSeq: b.toSeq,
       level: Math.max(a.level, b.level),
       text: r.text,
-      tokens: input.countText(r.text),
+      ...(facts ? { facts } : {}),
+      tokens: input.countText(body),
       originalTokens: a.originalTokens + b.originalTokens,
       agedFromId: b.id,
     };
@@ -150,6 +166,7 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
   };
   const steps: string[] = [];
   const events: CompactionEvent[] = [];
+  let ledgerTotals: LedgerTotals | undefined;
   const unchanged = (status: 'skipped' | 'failed', reason: string): CompactionOutcome => ({
     status,
     reason,
@@ -222,9 +239,34 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
     if (span.length > 0) {
       steps.push('summarize');
       try {
-        const older = await ageCheckpoints(checkpoints, target, Math.floor(params.checkpointsMaxFraction * input.budget) - target, input, params, account, events);
-        const s = await summarizeSpan(span, input.summarizer, { instructions: params.instructions, targetTokens: target, goal: input.goal, countText: input.countText }, input.signal);
+        const older = capFacts(
+          await ageCheckpoints(checkpoints, target, Math.floor(params.checkpointsMaxFraction * input.budget) - target, input, params, account, events),
+          Math.floor((params.ledgerMaxFraction - params.ledgerFraction) * input.budget),
+          input.countText,
+        );
+        // The span's ledger: entries whose latest mention the checkpoint is about to replace.
+        const ledger = FactsLedger.of(input.history);
+        const from = span[0].seq;
+        const to = span[span.length - 1].seq;
+        const entries = rankEntries(
+          ledger.entries().filter((e) => e.lastSeq >= from && e.lastSeq <= to),
+          input.history[input.history.length - 1]?.seq ?? to,
+        );
+        const heldElsewhere = [input.prefix.goalBlock?.text ?? '', ...older.map(checkpointBody)].join('\n');
+        const s = await summarizeSpan(
+          span,
+          input.summarizer,
+          {
+            instructions: params.instructions,
+            targetTokens: target,
+            goal: input.goal,
+            countText: input.countText,
+            ledger: { entries, heldElsewhere, maxTokens: Math.max(50, Math.floor(params.ledgerFraction * input.budget)) },
+          },
+          input.signal,
+        );
         account(s);
+        if (s.ledger) ledgerTotals = s.ledger;
         if (s.checkpoint.tokens < s.checkpoint.originalTokens) {
           checkpoints = [...older, s.checkpoint];
           for (const seq of s.covered) treatments[seq] = { kind: 'summarized', checkpointId: s.checkpoint.id };
@@ -233,6 +275,7 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
             type: 'checkpoint-created',
             line: `Summarized ${s.covered.length} messages → 1 checkpoint (saved ~${fmt(s.checkpoint.originalTokens - s.checkpoint.tokens)} tokens)`,
           });
+          if (s.ledger) events.push(ledgerEvent(s.ledger));
         } else checkpoints = older;
       } catch (error) {
         if (!(error instanceof LlmError)) throw error;
@@ -253,7 +296,42 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
     type: 'compressed',
     line: `Compacted ${fmt(tokensBefore)} → ${fmt(tokensAfter)} tokens (saved ~${fmt(tokensBefore - tokensAfter)}; ${masked.masked.length} tool outputs masked, ${checkpoints.length} checkpoint(s))`,
   });
-  return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls, events, artifacts: artifacts.filter((a) => treatments[a.seq]?.kind === 'offloaded') };
+  return {
+    status: 'succeeded',
+    prefix,
+    tokensBefore,
+    tokensAfter,
+    steps,
+    usage,
+    llmCalls,
+    events,
+    artifacts: artifacts.filter((a) => treatments[a.seq]?.kind === 'offloaded'),
+    ...(ledgerTotals ? { ledger: ledgerTotals } : {}),
+  };
+}
+
+/**
+ * All Facts sections together within `cap` tokens: the oldest checkpoints lose their last lines
+ * first (a section is written in kind order, so identifiers and URLs go before errors, tasks and
+ * constraints, and the user's constraints are never cut: Guarantee 3).
+ */
+function capFacts(checkpoints: Checkpoint[], cap: number, countText: (t: string) => number): Checkpoint[] {
+  const out = [...checkpoints];
+  const factsTokens = () => out.reduce((n, c) => n + (c.facts ? countText(c.facts) : 0), 0);
+  for (let i = 0; i < out.length && factsTokens() > cap; i++) {
+    const c = out[i];
+    if (!c.facts) continue;
+    const lines = c.facts.split('\n');
+    while (lines.length > 0 && factsTokens() > cap) {
+      const last = lines[lines.length - 1];
+      if (last.startsWith('- User constraints') || (lines.length > 0 && lines.slice(0, -1).some((l) => l.startsWith('- User constraints')) && last.startsWith('  - '))) break;
+      lines.pop();
+      const facts = lines.join('\n') || undefined;
+      const body = checkpointBody({ text: c.text, facts });
+      out[i] = { ...c, facts, id: contentId('ckpt', c.fromSeq, c.toSeq, body), tokens: countText(body), agedFromId: c.id };
+    }
+  }
+  return out;
 }
 
 export const BALANCED: PresetDefinition<BalancedParams> = {

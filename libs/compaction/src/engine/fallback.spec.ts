@@ -184,7 +184,8 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
       expect(out.dropped).toEqual([]);
       // Oldest first, and only as many as needed.
       expect(out.maskedSeqs).toEqual([4]);
-      expect(contentOf(bySeq(out, 4))).toMatch(/^\[masked tool output: read_file, 80 lines, ~\d+ tokens; the full output is in the session history at seq 4\]$/);
+      // The placeholder names the output and lists the ledger keys it held (the file it names).
+      expect(contentOf(bySeq(out, 4))).toMatch(/^\[masked tool output: read_file, 80 lines, ~\d+ tokens; the full output is in the session history at seq 4\]\nKeys in it: config\.ts$/);
       expect(bySeq(out, 8)).toBe(context[7]);
       expect(out.tokens).toBeLessThanOrEqual(total - 100);
       expect(out.line).toMatch(/^Fallback: masked 1 tool output \(saved ~[\d,]+ tokens\) to fit the [\d,]+-token budget$/);

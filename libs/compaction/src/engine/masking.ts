@@ -1,6 +1,7 @@
 import { Block, CanonicalMessage, ToolResultBlock } from '../messages/canonical';
 import { Protection } from './protection';
 import { CountMessage, SessionMessage } from './types';
+import { placeholderKeys } from '../ledger/placeholder';
 
 export interface MaskingParams {
   /** Tool outputs of the latest K assistant turns stay visible (`balanced`: 10). */
@@ -119,7 +120,10 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
       const lines = text.split('\n').length;
       const placeholder = `[masked tool output: ${name}, ${lines} lines, ~${approxTokens} tokens; the full output is in the session history at seq ${m.seq}]`;
       const errors = errorLines(text);
-      return { ...b, content: errors.length > 0 ? `${placeholder}\nErrors in it:\n${errors.join('\n')}` : placeholder };
+      // The ledger keys it held (SPEC.md "Facts ledger"): settings, versions, tests, URLs, ids, a few paths.
+      const keys = placeholderKeys(text);
+      const withKeys = keys ? `${placeholder}\nKeys in it: ${keys}` : placeholder;
+      return { ...b, content: errors.length > 0 ? `${withKeys}\nErrors in it:\n${errors.join('\n')}` : withKeys };
     });
     if (!changed) return m;
     const message: CanonicalMessage = { ...m.message, blocks };

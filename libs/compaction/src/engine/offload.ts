@@ -3,6 +3,7 @@ import { IngestStep } from './preset';
 import { Protection, ProtectionPolicy } from './protection';
 import { CountMessage, SessionMessage } from './types';
 import { ArtifactOutput, contentId, Treatment } from './version';
+import { placeholderKeys } from '../ledger/placeholder';
 
 /**
  * The offload stage (seed 003's "卸载", SPEC.md "Artifact"): a bulky tool result is stored
@@ -135,7 +136,9 @@ export function offloadReference(args: { id: string; toolName: string; content: 
   const head = `${OFFLOAD_MARKER}: ${args.toolName}${args.isError ? ' (error)' : ''}, ${fmt(lines)} lines, ${fmt(text.length)} chars, ~${fmt(args.tokens)} tokens]`;
   const how = `Stored as artifact ${args.id}. Read it with GET /v1/artifacts/${args.id} or the tool ${READ_ARTIFACT_TOOL_NAME} {"artifactId":"${args.id}"} (offset/limit in characters).`;
   const digest = offloadDigest(args.content);
-  return digest ? `${head}\n${how}\nDigest:\n${digest}` : `${head}\n${how}`;
+  const keys = placeholderKeys(text);
+  const withKeys = keys ? `${head}\n${how}\nKeys in it: ${keys}` : `${head}\n${how}`;
+  return digest ? `${withKeys}\nDigest:\n${digest}` : withKeys;
 }
 
 const isReference = (content: ToolResultContent) =>

@@ -1,8 +1,11 @@
 import { CanonicalMessage } from '../messages/canonical';
 import { LlmError, LlmUsage, Summarizer } from '../llm/summarizer';
 import { Protection } from './protection';
-import { Checkpoint, contentId } from './version';
+import { Checkpoint, checkpointBody, contentId } from './version';
 import { SessionMessage } from './types';
+import { LedgerEntry } from '../ledger/ledger';
+import { keyOf } from '../ledger/rules';
+import { entryText, fitEntries, holds, renderFacts } from '../ledger/render';
 
 /**
  * The messages a new checkpoint covers: every message before "the latest N" that is not a
@@ -28,6 +31,43 @@ export interface SummarizeParams {
   goal?: string;
   /** Counts a text's tokens for the summary's size. */
   countText: (text: string) => number;
+  /** The span's ledger entries: listed in the prompt, and whatever the summary lacks goes to the checkpoint's Facts section. */
+  ledger?: SpanLedger;
+}
+
+export interface SpanLedger {
+  /** Entries whose latest mention is in the span, highest weight first. */
+  entries: LedgerEntry[];
+  /** What the context holds besides this checkpoint (older checkpoints, goal block): entries found there are not repeated. */
+  heldElsewhere: string;
+  /** Tokens the Facts section may take (pinned entries always go in). */
+  maxTokens: number;
+}
+
+/** What a checkpoint did with its span's ledger: entries its summary held, entries appended to it, entries left out for room. */
+export interface LedgerAccount {
+  listed: number;
+  kept: LedgerEntry[];
+  repaired: LedgerEntry[];
+  dropped: LedgerEntry[];
+}
+
+/** At most this many entries are listed in an LLM prompt. */
+const PROMPT_FACTS = 60;
+
+/**
+ * The checkpoint's Facts section: the span's entries that neither its summary nor the rest of the
+ * context holds, by weight, within the ledger's share (Guarantee 3: pinned entries always).
+ */
+export function repairWithLedger(summary: string, ledger: SpanLedger, countText: (t: string) => number): { facts?: string; account: LedgerAccount } {
+  const inSummary = keyOf(summary);
+  const elsewhere = keyOf(ledger.heldElsewhere);
+  const kept: LedgerEntry[] = [];
+  const missing: LedgerEntry[] = [];
+  for (const e of ledger.entries) (holds(inSummary, e) || holds(elsewhere, e) ? kept : missing).push(e);
+  const fit = fitEntries(missing, ledger.maxTokens, countText);
+  const facts = renderFacts(fit.kept);
+  return { ...(facts ? { facts } : {}), account: { listed: ledger.entries.length, kept, repaired: fit.kept, dropped: fit.dropped } };
 }
 
 export interface SummarizeOutcome {
@@ -35,6 +75,7 @@ export interface SummarizeOutcome {
   covered: number[];
   usage: LlmUsage;
   attempts: number;
+  ledger?: LedgerAccount;
 }
 
 /**
@@ -52,7 +93,8 @@ export async function summarizeSpan(
   const usage: LlmUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
   let attempts = 0;
   const call = async (kind: 'checkpoint' | 'chunk' | 'merge', input: CanonicalMessage[], target: number) => {
-    const r = await summarizer.summarize({ kind, instructions: params.instructions, messages: input, targetTokens: target, goal: params.goal }, signal);
+    const facts = kind === 'chunk' ? undefined : params.ledger?.entries.slice(0, PROMPT_FACTS).map(entryText);
+    const r = await summarizer.summarize({ kind, instructions: params.instructions, messages: input, targetTokens: target, goal: params.goal, ...(facts?.length ? { facts } : {}) }, signal);
     usage.inputTokens += r.usage.inputTokens;
     usage.outputTokens += r.usage.outputTokens;
     usage.costUsd += r.usage.costUsd;
@@ -85,14 +127,17 @@ export async function summarizeSpan(
   }
   const fromSeq = part[0].seq;
   const toSeq = part[part.length - 1].seq;
+  const repaired = params.ledger ? repairWithLedger(text, params.ledger, params.countText) : undefined;
+  const body = checkpointBody({ text, facts: repaired?.facts });
   const checkpoint: Checkpoint = {
-    id: contentId('ckpt', fromSeq, toSeq, text),
+    id: contentId('ckpt', fromSeq, toSeq, body),
     fromSeq,
     toSeq,
     level: 0,
     text,
-    tokens: params.countText(text),
+    ...(repaired?.facts ? { facts: repaired.facts } : {}),
+    tokens: params.countText(body),
     originalTokens: part.reduce((n, m) => n + m.tokens, 0),
   };
-  return { checkpoint, covered: part.map((m) => m.seq), usage, attempts };
+  return { checkpoint, covered: part.map((m) => m.seq), usage, attempts, ...(repaired ? { ledger: repaired.account } : {}) };
 }

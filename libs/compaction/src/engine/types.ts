@@ -42,12 +42,15 @@ export type CompactionEventType =
   | 'watermark-advanced'
   | 'warning'
   | 'fallback-applied'
-  | 'budget-too-small';
+  | 'budget-too-small'
+  | 'facts-ledger';
 
 export interface CompactionEvent {
   type: CompactionEventType;
   /** A human line in the style of seed 000's SESSION_LOG ("Summarized 8 messages → 1 summary (saved ~1,200 tokens)"). */
   line: string;
+  /** Structured detail (the `facts-ledger` event's entries); the worker adds the job id. */
+  data?: Record<string, unknown>;
 }
 
 export interface CompactionOutcome {
@@ -64,6 +67,8 @@ export interface CompactionOutcome {
   events: CompactionEvent[];
   /** Offloaded content to store before the version is committed (empty for most runs). */
   artifacts: ArtifactOutput[];
+  /** What the compaction did with the facts ledger of the span it summarized, when it summarized one. */
+  ledger?: import('../ledger/account').LedgerTotals;
   /** Stage statistics a preset reports (seed 002: total_size, usage_percent, compression_threshold, needs_compression). */
   stats?: Record<string, number | boolean | string>;
 }

@@ -19,6 +19,16 @@ export interface Checkpoint {
   /** Tokens of the messages it replaced. */
   originalTokens: number;
   agedFromId?: string;
+  /**
+   * The Facts section (SPEC.md "Facts ledger"): the ledger entries of the span that its summary
+   * lacks, by weight. Aging shortens `text`, never these.
+   */
+  facts?: string;
+}
+
+/** A checkpoint's body as sent: the summary, then its Facts section. */
+export function checkpointBody(c: Pick<Checkpoint, 'text' | 'facts'>): string {
+  return c.facts ? `${c.text}\n\nFacts (from the ledger, verbatim):\n${c.facts}` : c.text;
 }
 
 /**
@@ -83,7 +93,7 @@ export function checkpointMessage(c: Checkpoint): CanonicalMessage {
   return {
     role: 'system',
     tags: ['checkpoint'],
-    blocks: [{ type: 'text', text: `[CHECKPOINT ${c.id} · messages ${c.fromSeq}–${c.toSeq}]\n${c.text}` }],
+    blocks: [{ type: 'text', text: `[CHECKPOINT ${c.id} · messages ${c.fromSeq}–${c.toSeq}]\n${checkpointBody(c)}` }],
   };
 }
 

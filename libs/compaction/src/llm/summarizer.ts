@@ -32,6 +32,11 @@ export interface SummarizeRequest {
   targetTokens: number;
   /** The session's goal, when known, for goal-aware prompts (seed 004). */
   goal?: string;
+  /**
+   * The span's facts-ledger entries, highest weight first (SPEC.md "Facts ledger"): the prompt
+   * lists them so the summary keeps them verbatim; whatever it still lacks is appended after.
+   */
+  facts?: string[];
 }
 
 export interface LlmUsage {

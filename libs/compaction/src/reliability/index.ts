@@ -1,3 +1,3 @@
-// Seed 004's reliability score and the pinned-facts ledger that feeds its context confidence.
-export * from './pinned-facts';
+// Seed 004's reliability score and the facts ledger that feeds its context confidence.
+export * from '../ledger';
 export * from './score';

@@ -66,7 +66,7 @@ export interface ReliabilityInput {
   model: ReliabilityModel;
   /** Compactions the session's context has been through. */
   compactions: number;
-  /** Share of the pinned-facts ledger that survived the last compaction (0–1); 1.0 before any. */
+  /** Share of the facts ledger that survived the last compaction (0–1); 1.0 before any. */
   contextConfidence?: number;
 }
 

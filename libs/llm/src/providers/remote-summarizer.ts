@@ -103,11 +103,18 @@ export const OUTPUT_TOKENS_FACTOR = 1.5;
  */
 export const MALFORMED_RETRIES = 1;
 
-/** The user turn: an optional `Session goal: …` line, then the transcript. */
-export function buildUserContent(request: Pick<SummarizeRequest, 'messages' | 'goal'>): string {
+/**
+ * The user turn: an optional `Session goal: …` line, the span's facts-ledger entries the summary
+ * must keep verbatim (SPEC.md "Facts ledger"; whatever it still lacks is appended after it), then
+ * the transcript.
+ */
+export function buildUserContent(request: Pick<SummarizeRequest, 'messages' | 'goal' | 'facts'>): string {
   const transcript = renderTranscript(request.messages);
   const goal = request.goal?.trim();
-  return goal ? `Session goal: ${goal}\n\n${transcript}` : transcript;
+  const facts = request.facts?.length
+    ? `Facts to keep verbatim (identifiers, paths, values: use their exact spelling; for settings only the latest value counts):\n${request.facts.map((f) => `- ${f}`).join('\n')}\n\n`
+    : '';
+  return `${goal ? `Session goal: ${goal}\n\n` : ''}${facts}${transcript}`;
 }
 
 /** `max(256, round(targetTokens × 1.5))`, capped when a cap is given. */

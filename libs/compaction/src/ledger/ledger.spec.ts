@@ -1,0 +1,167 @@
+/**
+ * The facts ledger on real agent sessions (testdata/, copied from the team's shared data; see
+ * its README). Every expectation below was read off the trace by hand; none comes from a
+ * generated session.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CanonicalMessage } from '../messages/canonical';
+import { parseAnthropicMessages } from '../messages/anthropic';
+import { parseOpenAIMessages } from '../messages/openai';
+import { FactsLedger, LedgerEntry } from './ledger';
+import { checkLedger, entryText, fitEntries, isPinned, rankEntries, renderFacts } from './render';
+import { placeholderKeys } from './placeholder';
+import { constraintSentences, exitStatusOf, hashesIn, settingsIn, testResultsIn, ticketIdsIn, urlsIn } from './recognize';
+
+const TESTDATA = join(__dirname, '../../../../testdata');
+
+function sweAgent(file: string): { seq: number; message: CanonicalMessage }[] {
+  const raw = (JSON.parse(readFileSync(join(TESTDATA, 'swe-agent-trajectories', file), 'utf8')) as { history: Record<string, unknown>[] }).history;
+  const messages = raw.map(({ tool_call_ids, agent: _a, message_type: _t, thought: _th, action: _ac, cache_control: _c, ...rest }) =>
+    Array.isArray(tool_call_ids) ? { ...rest, tool_call_id: tool_call_ids[0] } : rest,
+  );
+  const parsed = parseOpenAIMessages(messages, 'history');
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  return parsed.value.map((message, i) => ({ seq: i + 1, message }));
+}
+
+/** A Claude Code session's main chain (sidechains are Task subagents), one message per API message. */
+function claudeCode(file: string): { seq: number; message: CanonicalMessage }[] {
+  const out: { role: string; content: unknown[] }[] = [];
+  for (const line of readFileSync(join(TESTDATA, 'claude-code-viewer-demo', file), 'utf8').split('\n')) {
+    if (!line.trim()) continue;
+    const l = JSON.parse(line) as { type: string; isSidechain?: boolean; message?: { role: string; content: unknown } };
+    if (l.isSidechain || (l.type !== 'user' && l.type !== 'assistant') || !l.message) continue;
+    const content = typeof l.message.content === 'string' ? [{ type: 'text', text: l.message.content }] : (l.message.content as unknown[]);
+    const last = out[out.length - 1];
+    if (last && last.role === l.message.role) last.content.push(...content);
+    else out.push({ role: l.message.role, content: [...content] });
+  }
+  const parsed = parseAnthropicMessages(out, 'messages');
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+  return parsed.value.map((message, i) => ({ seq: i + 1, message }));
+}
+
+const find = (entries: LedgerEntry[], kind: LedgerEntry['kind'], value: string) => entries.find((e) => e.kind === kind && e.value === value);
+
+describe('facts ledger on SWE-agent trajectories', () => {
+  const marshmallow = FactsLedger.of(sweAgent('marshmallow-1867__function_calling_replace_from_source.traj')).entries();
+
+  it('records the files the agent acted on with their last operation', () => {
+    // The agent creates reproduce.py, runs it, and removes it at the end (`rm reproduce.py`).
+    expect(find(marshmallow, 'path', 'reproduce.py')?.state).toBe('deleted');
+    // fields.py is opened and then edited with the editor tool.
+    const fields = marshmallow.filter((e) => e.kind === 'path' && e.value.endsWith('src/marshmallow/fields.py'));
+    expect(fields.map((e) => e.state)).toContain('edited');
+  });
+
+  it('records commands with how often they ran, and the pins pip printed', () => {
+    const run = find(marshmallow, 'command', 'python reproduce.py');
+    expect(run?.count).toBeGreaterThanOrEqual(2);
+    expect(find(marshmallow, 'version', 'flake8==4.0.1')).toBeDefined();
+  });
+
+  it('keeps the user instructions that bind (must, always, only) verbatim, and pins them', () => {
+    const constraints = marshmallow.filter((e) => e.kind === 'constraint' && isPinned(e)).map((e) => e.value);
+    expect(constraints).toContain('Always start by trying to replicate the bug that the issues discusses.');
+    expect(constraints).toContain('Remember, YOU SHOULD ALWAYS INCLUDE EXACTLY ONE TOOL CALL/FUNCTION CALL PER RESPONSE.');
+  });
+
+  it('names the exception of an observation sent as user text (commands in text)', () => {
+    const pydicom = FactsLedger.of(sweAgent('pydicom-1458__gpt4.traj')).entries();
+    const errors = pydicom.filter((e) => e.kind === 'error').map((e) => e.value);
+    expect(errors.some((e) => e.includes('AttributeError'))).toBe(true);
+  });
+
+  it('is incremental: adding the messages in two steps gives the same ledger as one pass', () => {
+    const messages = sweAgent('marshmallow-1867__function_calling.traj');
+    const whole = FactsLedger.of(messages).state();
+    const half = FactsLedger.of(messages.slice(0, 11));
+    const resumed = FactsLedger.from(JSON.parse(JSON.stringify(half.state()))).addAll(messages).state();
+    expect(resumed.entries.map((e) => [e.kind, e.key, e.value, e.count]).sort()).toEqual(whole.entries.map((e) => [e.kind, e.key, e.value, e.count]).sort());
+    expect(resumed.throughSeq).toBe(whole.throughSeq);
+  });
+});
+
+describe('facts ledger on a Claude Code session', () => {
+  const session = claudeCode('5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl');
+  const entries = FactsLedger.of(session).entries();
+
+  it('reads the todo list (TodoWrite) as open tasks, and the dev server URLs of the Bash outputs', () => {
+    expect(entries.some((e) => e.kind === 'task')).toBe(true);
+    expect(find(entries, 'url', 'http://localhost:3000')).toBeDefined();
+  });
+
+  it('a Facts section within its share keeps the highest-weighted entries, and the check finds them', () => {
+    const ranked = rankEntries(entries);
+    const fit = fitEntries(ranked, 300, (t) => Math.ceil(t.length / 4));
+    const section = renderFacts(fit.kept);
+    expect(Math.ceil(section.length / 4)).toBeLessThanOrEqual(300 + 50);
+    expect(fit.kept.length + fit.dropped.length).toBe(ranked.length);
+    expect(checkLedger(fit.kept, section).share).toBe(1);
+    // What did not fit is not in it.
+    expect(fit.dropped.every((e) => !fit.kept.includes(e))).toBe(true);
+  });
+});
+
+describe('recognizers (general shapes of shell output, code and language)', () => {
+  it('settings and pins keep their latest value, the older ones as `was`', () => {
+    const ledger = FactsLedger.of([
+      { seq: 1, message: { role: 'user', blocks: [{ type: 'text', text: 'Use MAX_RETRIES=3 for now.' }] } },
+      { seq: 2, message: { role: 'assistant', blocks: [{ type: 'text', text: 'Installed left-pad@1.2.0.' }] } },
+      { seq: 3, message: { role: 'user', blocks: [{ type: 'text', text: 'Actually make it MAX_RETRIES=5.' }] } },
+      { seq: 4, message: { role: 'assistant', blocks: [{ type: 'text', text: 'Upgraded to left-pad@1.3.0.' }] } },
+    ]);
+    const retries = ledger.entries().find((e) => e.key === 'max_retries');
+    expect(retries).toMatchObject({ kind: 'setting', value: 'MAX_RETRIES=5', was: ['MAX_RETRIES=3'], mentionedAgain: true });
+    expect(entryText(retries as LedgerEntry)).toBe('MAX_RETRIES=5 (was MAX_RETRIES=3)');
+    expect(ledger.entries().find((e) => e.key === 'left-pad')).toMatchObject({ kind: 'version', value: 'left-pad@1.3.0', was: ['left-pad@1.2.0'] });
+  });
+
+  it('test results as pytest, Go, Jest, unittest and cargo print them', () => {
+    expect(testResultsIn('FAILED tests/test_api.py::test_login - AssertionError')).toEqual([{ name: 'tests/test_api.py::test_login', result: 'failed' }]);
+    expect(testResultsIn('tests/test_api.py::test_logout PASSED')).toEqual([{ name: 'tests/test_api.py::test_logout', result: 'passed' }]);
+    expect(testResultsIn('--- FAIL: TestParse (0.00s)')).toEqual([{ name: 'TestParse', result: 'failed' }]);
+    expect(testResultsIn('FAIL src/app.spec.ts')).toEqual([{ name: 'src/app.spec.ts', result: 'failed' }]);
+    expect(testResultsIn('test_round (tests.test_fields.TimeDeltaTest) ... ok')).toEqual([{ name: 'tests.test_fields.TimeDeltaTest.test_round', result: 'passed' }]);
+    expect(testResultsIn('test parser::tests::empty ... FAILED')).toEqual([{ name: 'parser::tests::empty', result: 'failed' }]);
+  });
+
+  it('URLs, hashes, ticket ids; not version-like words', () => {
+    expect(urlsIn('see https://github.com/org/repo/pull/12.')).toEqual(['https://github.com/org/repo/pull/12']);
+    expect(hashesIn('HEAD is now at 8da0b9b fix')).toEqual(['8da0b9b']);
+    expect(hashesIn('took 1234567 ms')).toEqual([]);
+    expect(ticketIdsIn('Fixes PROJ-1234 and #5678; encoded as UTF-8')).toEqual(['PROJ-1234', '#5678']);
+  });
+
+  it('settings outside the user and agent words only in configuration shape', () => {
+    expect(settingsIn('value_0 = compute(0)', false)).toEqual([]);
+    expect(settingsIn('export DATABASE_POOL=20', false)).toEqual([{ name: 'DATABASE_POOL', separator: '=', value: '20', version: false }]);
+    expect(settingsIn('--max-old-space-size=4096', false)).toEqual([{ name: '--max-old-space-size', separator: '=', value: '4096', version: false }]);
+    expect(settingsIn('  "react": "^18.2.0",', false)).toEqual([{ name: 'react', separator: ': ', value: '^18.2.0', version: true }]);
+  });
+
+  it('a sentence binds when it has a deontic or negating word; other requests are softer', () => {
+    expect(constraintSentences("Don't touch the migrations. Could you look at the logs?")).toEqual([{ text: "Don't touch the migrations.", strong: true }]);
+    expect(constraintSentences('Please keep the public API as it is.')).toEqual([{ text: 'Please keep the public API as it is.', strong: false }]);
+  });
+
+  it('exit status from the output, or failed for an error result', () => {
+    expect(exitStatusOf('...\nProcess exited with code 2', false)).toBe('exit 2');
+    expect(exitStatusOf('boom', true)).toBe('failed');
+    expect(exitStatusOf('ok', false)).toBeUndefined();
+  });
+
+  it('a masked output keeps its keys: a listing of many files lists none of them', () => {
+    expect(placeholderKeys('Collecting flake8==4.0.1\nSuccessfully installed flake8-4.0.1\nsee https://pip.pypa.io/warnings/venv')).toContain('flake8==4.0.1');
+    const listing = Array.from({ length: 40 }, (_, i) => `src/module_${i}.py`).join('\n');
+    expect(placeholderKeys(listing)).toBeUndefined();
+  });
+
+  it('stays linear on hostile input: 200 KB of one character in every recognizer', () => {
+    const started = Date.now();
+    for (const ch of ['a', '-', '=', ':', '/', '.', ' ', '@', '0']) FactsLedger.of([{ seq: 1, message: { role: 'user', blocks: [{ type: 'text', text: `x${ch.repeat(200_000)}y` }] } }]);
+    // Not a timing assertion on speed: a super-linear scan takes minutes here, a linear one milliseconds.
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+});

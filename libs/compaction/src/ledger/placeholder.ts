@@ -1,0 +1,30 @@
+import { ledgerOfText } from './ledger';
+import { entryText, rankEntries } from './render';
+
+/** At most this many characters of keys in one placeholder: a masked output stays a one-liner plus one line of keys. */
+const MAX_KEY_CHARS = 320;
+/** Paths are listed only when an output names a few: a directory listing's hundred names are not keys. */
+const MAX_PATHS = 6;
+
+/**
+ * The facts-ledger keys of a tool output, for the placeholder that replaces it (SPEC.md "Facts
+ * ledger"): settings and versions with their value, test results, URLs, hashes and ticket ids,
+ * commands, and the paths of an output that names only a few; highest weight first, within
+ * `MAX_KEY_CHARS`. Error lines are listed by the placeholder itself.
+ */
+export function placeholderKeys(text: string): string | undefined {
+  const entries = ledgerOfText(text).filter((e) => e.kind !== 'error' && e.kind !== 'constraint');
+  const paths = entries.filter((e) => e.kind === 'path').length;
+  const ranked = rankEntries(entries.map((e) => (e.kind === 'path' || e.kind === 'identifier' ? { ...e, weight: Math.max(e.weight, 0.5) } : e))).filter(
+    (e) => e.kind !== 'path' || paths <= MAX_PATHS,
+  );
+  const out: string[] = [];
+  let used = 0;
+  for (const e of ranked) {
+    const t = entryText(e);
+    if (used + t.length + 2 > MAX_KEY_CHARS) continue;
+    out.push(t);
+    used += t.length + 2;
+  }
+  return out.length ? out.join('; ') : undefined;
+}

@@ -1,0 +1,256 @@
+/**
+ * The ledger's recognizers for values that change and outcomes: URLs, hashes, ticket ids,
+ * `name=value` settings and `pkg@version` pins, test results, a command's exit status, what a
+ * shell command does to a path, the user's constraints, todo lists. General properties of shell
+ * output, code and language; linear-time scans (every tool output reaches them).
+ */
+import { isRecord, pathArg } from './rules';
+import { trimTrailing } from '../engine/text-scan';
+
+const URL_RE = /\bhttps?:\/\/[^\s<>"'`)\]}]+/g;
+
+/** `http(s)://…` URLs, trailing punctuation trimmed. */
+export function urlsIn(line: string): string[] {
+  const out: string[] = [];
+  for (const m of line.matchAll(URL_RE)) {
+    const u = trimTrailing(m[0], '.,;:!?');
+    if (u.length >= 12 && u.length <= 300) out.push(u);
+  }
+  return out;
+}
+
+const HEX_TOKEN = /(?<![\w./:-])[0-9a-f]{7,40}(?![\w/-])/g;
+const UUID = /(?<![\w-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![\w-])/gi;
+
+/** Commit hashes and content ids (7–40 hex digits with letters and digits both), and UUIDs. */
+export function hashesIn(line: string): string[] {
+  const out: string[] = [];
+  for (const m of line.matchAll(HEX_TOKEN)) {
+    const t = m[0];
+    if (/[a-f]/.test(t) && /\d/.test(t) && (t.length === 7 || t.length === 8 || t.length >= 10)) out.push(t);
+  }
+  for (const m of line.matchAll(UUID)) out.push(m[0].toLowerCase());
+  return out;
+}
+
+const TICKET = /(?<![\w-])[A-Z][A-Z0-9]{1,9}-\d{1,6}(?![\w-])/g;
+const ISSUE_REF = /(?<![\w&#])#\d{2,6}\b/g;
+
+/** Ticket ids (`PROJ-123`) and issue references (`#1234`). Words that only look like one (`UTF-8`, `SHA-256`, `ISO-8601`) are not. */
+export function ticketIdsIn(line: string): string[] {
+  const out: string[] = [];
+  for (const m of line.matchAll(TICKET)) {
+    const [prefix, number] = m[0].split('-');
+    if (/^(?:UTF|SHA|MD|ISO|RFC|CVE|X|TLS|SSL|HTTP|IPV|AES|RSA|ES|EC|P|H|GPT|V|R|U|W|T|PEP)$/.test(prefix) && !(prefix === 'CVE' && number.length >= 4)) continue;
+    out.push(m[0]);
+  }
+  for (const m of line.matchAll(ISSUE_REF)) out.push(m[0]);
+  return out;
+}
+
+export interface SettingMention {
+  name: string;
+  separator: string;
+  value: string;
+  /** A package pin (`pkg@1.2.3`, `pkg==1.2.3`, `"pkg": "^1.2.3"`). */
+  version: boolean;
+}
+
+const VERSION_VALUE = /^[~^=<>v]*\d+(?:\.\d+){1,3}(?:[-+.][\w.]+)?$/;
+// Each starts with the character before the match (or the line start) instead of a look-behind, so the linter can prove it linear.
+const AT_VERSION = /(^|[^\w/.@-])(@?[a-z0-9][\w.-]*(?:\/[\w.-]+)?)@([~^]?\d[\w.-]*)/gi;
+const PIP_PIN = /(^|[^\w.-])([A-Za-z][\w.-]*)(==|>=|~=)(\d[\w.]*)/g;
+const ASSIGN = /(^|[^\w.$/:-])(--?[a-z][\w-]*|[A-Za-z_@][\w./-]*)["']?\s?(=|:)\s?("[^"\n]*"|'[^'\n]*'|[^\s,;'"`()[\]{}<>]+)/g;
+
+const isScreaming = (name: string) => /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/.test(name);
+const isConfigKey = (name: string) => isScreaming(name) || name.startsWith('-') || /^[a-z][a-z0-9]*(?:[.-][a-z0-9]+)+$/.test(name);
+/** A value that reads as configuration, not code: a number, a quoted string, a boolean, a version. */
+const isConfigValue = (raw: string) => /^["']/.test(raw) || /^-?\d/.test(raw) || /^(?:true|false|on|off|yes|no)$/i.test(raw) || /^v?\d+\.\d+/.test(raw);
+const isLiteral = (value: string) =>
+  /^["']/.test(value) || /^-?\d/.test(value) || /^(?:true|false|on|off|yes|no|null|none)$/i.test(value) || /^[\w.:/@-]+$/.test(value);
+
+/**
+ * Settings and pins of a line: `NAME=value` (env files, exports, flags), `--flag=value`,
+ * `key: value` and `key = value` in config syntax, `pkg@1.2.3`, `pkg==1.2.3`, `"pkg": "^1.2.3"`.
+ * Outside the user's and the agent's own words (`loose` false) only names that look like
+ * configuration count (SCREAMING_SNAKE, dotted or dashed keys, flags) and values that are literals.
+ */
+export function settingsIn(line: string, loose: boolean): SettingMention[] {
+  const out: SettingMention[] = [];
+  if (line.length > 400) return out;
+  for (const m of line.matchAll(AT_VERSION)) {
+    const [, , name, raw] = m;
+    const value = trimTrailing(raw, '.-');
+    if (/^[~^]?\d+(?:\.\d+){0,3}(?:-[\w.]+)?$/.test(value) && (!name.includes('/') || name.startsWith('@'))) out.push({ name, separator: '@', value, version: true });
+  }
+  for (const m of line.matchAll(PIP_PIN)) out.push({ name: m[2], separator: m[3], value: trimTrailing(m[4], '.'), version: true });
+  for (const m of line.matchAll(ASSIGN)) {
+    const [, lead, name, sep, raw] = m;
+    const start = (m.index ?? 0) + lead.length;
+    if (name.includes('/') && !name.startsWith('@')) continue; // a path, not a key
+    const after = line[(m.index ?? 0) + m[0].length];
+    if (sep === ':' && (raw.startsWith('//') || (!/^\d+$/.test(raw) && raw.includes(':')))) continue; // URLs, times, `a:b:c`
+    if (sep === '=' && (after === '=' || line[start + name.length + 1] === '=' || line[start + name.length] === '=' && line[start + name.length + 1] === '=')) continue;
+    const value = raw.startsWith('"') || raw.startsWith("'") ? raw.slice(1, -1) : trimTrailing(raw, '.');
+    if (!value || value.length > 80) continue;
+    const versionPin = /^["']/.test(raw) && VERSION_VALUE.test(value) && /^@?[a-z0-9][\w./-]*$/i.test(name) && !isScreaming(name);
+    if (versionPin) {
+      out.push({ name, separator: sep === ':' ? ': ' : '=', value, version: true });
+      continue;
+    }
+    if (!isLiteral(raw)) continue;
+    // `word: value` is prose or a log field, and `name = call` is code, unless the key and the value look like configuration.
+    if ((!loose || sep === ':') && !isConfigKey(name)) continue;
+    if (!loose && !isScreaming(name) && !isConfigValue(raw)) continue;
+    if (name.length < 3 || /^(?:https?|file|ftp|self|this|true|false)$/i.test(name) || /^(?:self|this|cls)\./.test(name)) continue;
+    out.push({ name, separator: sep === ':' ? ': ' : '=', value, version: false });
+  }
+  return out;
+}
+
+export interface TestResult {
+  name: string;
+  result: 'passed' | 'failed' | 'error' | 'skipped';
+}
+
+const PYTEST_PREFIX = /^(PASSED|FAILED|ERROR|SKIPPED)\s+([\w./-]+\.py::[\w:[\]./-]+)/;
+const GO_TEST = /^\s*--- (PASS|FAIL|SKIP): (\S+)/;
+const JEST_FILE = /^(PASS|FAIL)\s+(\S+\.(?:spec|test)\.[cm]?[jt]sx?)\b/;
+const UNITTEST = /^(test\w*) \(([\w.]+)\)(?:\s+\.\.\.)?\s+(ok|FAIL|ERROR|skipped)\b/;
+const RUST_TEST = /^test (\S+) \.\.\. (ok|FAILED|ignored)\b/;
+
+const RESULT: Record<string, TestResult['result']> = {
+  PASSED: 'passed', PASS: 'passed', ok: 'passed', XPASS: 'passed',
+  FAILED: 'failed', FAIL: 'failed',
+  ERROR: 'error',
+  SKIPPED: 'skipped', SKIP: 'skipped', skipped: 'skipped', ignored: 'skipped', XFAIL: 'skipped',
+};
+
+/** Test ids with their result, as pytest, Go, Jest/Vitest, unittest and cargo print them. */
+export function testResultsIn(line: string): TestResult[] {
+  const out: TestResult[] = [];
+  const t = line.trim();
+  let m = PYTEST_PREFIX.exec(t);
+  if (m) return [{ name: m[2], result: RESULT[m[1]] }];
+  if ((m = GO_TEST.exec(line))) return [{ name: m[2], result: RESULT[m[1]] }];
+  if ((m = JEST_FILE.exec(t))) return [{ name: m[2], result: RESULT[m[1]] }];
+  if ((m = UNITTEST.exec(t))) return [{ name: `${m[2]}.${m[1]}`, result: RESULT[m[3]] }];
+  if ((m = RUST_TEST.exec(t))) return [{ name: m[1], result: RESULT[m[2]] }];
+  // pytest -v: `tests/test_a.py::test_b PASSED` (a scan over the words: the node id holds `.py::`).
+  if (!t.includes('.py::')) return out;
+  const words = t.split(/\s+/);
+  for (let i = 0; i + 1 < words.length; i++) {
+    const result = RESULT[words[i + 1]];
+    if (words[i].includes('.py::') && result && /^(?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)$/.test(words[i + 1])) out.push({ name: words[i], result });
+  }
+  return out;
+}
+
+const EXIT_LINE = /\b(?:exit(?:ed)? with (?:code|status)|exit (?:code|status)|exit_code|exitcode|returncode|return code)\s?[:=]?\s?(-?\d{1,3})\b/i;
+
+/** A command's exit status from its output: the exit code it reports, or `failed` for an error result. */
+export function exitStatusOf(text: string, isError: boolean): string | undefined {
+  const tail = text.length > 2_000 ? text.slice(-2_000) : text;
+  const m = EXIT_LINE.exec(tail);
+  if (m) return m[1] === '0' ? 'exit 0' : `exit ${m[1]}`;
+  return isError ? 'failed' : undefined;
+}
+
+/** What a shell command does to a file: `rm`, `touch`, `mkdir`, `sed -i`, `cat`, `mv`/`cp` (the destination), `>` redirections. */
+export function pathOperationOf(command: string): { path: string; op: 'read' | 'created' | 'edited' | 'deleted' } | undefined {
+  const words = command.trim().split(/\s+/);
+  if (words[0] === 'sudo') words.shift();
+  const [cmd, ...args] = words;
+  const operands = args.filter((a) => !a.startsWith('-'));
+  const last = operands[operands.length - 1];
+  const redirect = words.findIndex((w) => w === '>' || w === '>>');
+  if (redirect >= 0 && words[redirect + 1]) {
+    const p = pathArg(words[redirect + 1]);
+    if (p) return { path: p, op: words[redirect] === '>' ? 'created' : 'edited' };
+  }
+  if (!last) return undefined;
+  const p = pathArg(last.replace(/^["']|["']$/g, ''));
+  if (!p) return undefined;
+  switch (cmd) {
+    case 'rm':
+      return { path: p, op: 'deleted' };
+    case 'touch':
+    case 'create':
+      return { path: p, op: 'created' };
+    case 'mv':
+    case 'cp':
+      return operands.length >= 2 ? { path: p, op: 'created' } : undefined;
+    case 'sed':
+      return args.some((a) => a.startsWith('-i')) ? { path: p, op: 'edited' } : undefined;
+    case 'cat':
+    case 'head':
+    case 'tail':
+    case 'less':
+    case 'open':
+      return { path: p, op: 'read' };
+    case 'edit':
+      return { path: p, op: 'edited' };
+    default:
+      return undefined;
+  }
+}
+
+/** Words that make a sentence binding (must, never, only, …) and words that make it a request or a preference (should, please, keep, …). */
+const STRONG_MODAL = new Set("must mustn't never always don't dont cannot can't shouldn't only avoid required forbidden".split(' '));
+const STRONG_PAIRS = new Set(['do not', 'must not', 'should not', 'no longer', 'at most', 'at least']);
+const SOFT_MODAL = new Set('should please keep stay ensure need needs require requires prefer without instead exactly'.split(' '));
+const SOFT_PAIRS = new Set(['make sure']);
+
+/**
+ * Sentences of the user's own words that constrain the work: those with a deontic or negating
+ * word (must, never, always, don't, only, should, avoid, keep, without, please, …). Verbatim, at
+ * most 300 characters each. The English modal system is a general property of the language, not
+ * a list of phrasings.
+ */
+export function constraintSentences(text: string): { text: string; strong: boolean }[] {
+  const out: { text: string; strong: boolean }[] = [];
+  for (const raw of splitSentences(text)) {
+    const s = raw.trim();
+    if (s.length < 8 || s.length > 300) continue;
+    const words = s.toLowerCase().replace(/\u2019/g, "'").replace(/[^a-z' ]+/g, ' ').split(' ').filter(Boolean);
+    let strong = false;
+    let soft = false;
+    for (let i = 0; i < words.length && !strong; i++) {
+      const pair = i + 1 < words.length ? `${words[i]} ${words[i + 1]}` : '';
+      strong = STRONG_MODAL.has(words[i]) || STRONG_PAIRS.has(pair);
+      soft ||= SOFT_MODAL.has(words[i]) || SOFT_PAIRS.has(pair);
+    }
+    if (strong || soft) out.push({ text: s, strong });
+  }
+  return out;
+}
+
+/** Sentences and list items: split at line ends and after `.`, `!` or `?` followed by a space. */
+function splitSentences(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.split('\n')) {
+    let start = 0;
+    for (let i = 0; i < line.length; i++) {
+      const c = line[i];
+      if ((c === '.' || c === '!' || c === '?') && (i + 1 === line.length || line[i + 1] === ' ')) {
+        out.push(line.slice(start, i + 1));
+        start = i + 1;
+      }
+    }
+    if (start < line.length) out.push(line.slice(start));
+  }
+  return out;
+}
+
+/** A todo list (Claude Code's `TodoWrite`, and any tool input with `todos: [{ content, status }]`). */
+export function todosOf(todos: unknown[]): { text: string; state: string }[] {
+  const out: { text: string; state: string }[] = [];
+  for (const t of todos.slice(0, 100)) {
+    if (!isRecord(t)) continue;
+    const text = typeof t.content === 'string' ? t.content : typeof t.text === 'string' ? t.text : typeof t.title === 'string' ? t.title : undefined;
+    if (!text) continue;
+    const status = typeof t.status === 'string' ? t.status.toLowerCase() : 'pending';
+    out.push({ text, state: status === 'completed' || status === 'done' ? 'done' : status === 'in_progress' ? 'in progress' : 'open' });
+  }
+  return out;
+}
