@@ -678,7 +678,9 @@ export interface components {
             agedFrom?: string | null;
             /** Format: date-time */
             createdAt: string;
-            /** @description Share of the pinned-facts ledger of its span found in the context it was written into. */
+            /** @description The Facts section: facts-ledger entries of its span that the summary lacked, appended verbatim (aging keeps it). */
+            facts: string | null;
+            /** @description Share of the facts ledger of its span found in the context it was written into. */
             factsSurvived?: number | null;
             filesModified: string[];
             fromSeq: number;
@@ -695,6 +697,7 @@ export interface components {
             nextSteps: string[];
             /** @description Tokens of the messages it replaced. */
             originalTokens: number;
+            /** @description The summary (aging shortens it). */
             text: string;
             tokens: number;
             toSeq: number;
@@ -1175,7 +1178,7 @@ export interface components {
         ReliabilityFactors: {
             /** @description max(1 − 0.15 × compactions, 0.30). */
             compressionPenalty: number;
-            /** @description Share of the pinned-facts ledger that survived the last compaction (1 before any). */
+            /** @description Share of the facts ledger that survived the last compaction (1 before any). */
             contextConfidence: number;
             /** @description From the model's size tier (≥ 70B 0.95 … smaller 0.30). */
             modelFactor: number;
