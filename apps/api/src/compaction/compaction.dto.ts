@@ -74,6 +74,14 @@ export class CompactResponse {
   @ApiPropertyOptional({ description: 'Dry run: tokens the compaction would save.' })
   savedTokens?: number;
 
+  @ApiPropertyOptional({
+    description:
+      'Dry run: what the compaction would do with the facts ledger (docs/compaction.md). `listed`, `kept`, `repaired`, `dropped`: entries of the span it would summarize, those its summary holds, those appended to the checkpoint\'s Facts section, those left out for room (with `keptEntries`, `repairedEntries`, `droppedEntries`: `{ kind, text, seq }`, at most 40 each). `check`: `{ total, survived, missing }`, the entries of everything it compacts that the would-be context no longer holds (the facts it would drop).',
+    type: 'object',
+    additionalProperties: true,
+  })
+  ledger?: Record<string, unknown>;
+
   @ApiPropertyOptional({ description: 'Dry run: the would-be context, in the requested format (same shape as GET context).', type: 'object', additionalProperties: true })
   context?: Record<string, unknown>;
 }

@@ -79,6 +79,17 @@ describe('compaction through HTTP, with a worker process', () => {
       if (j.status === 'failed') throw new Error(`compaction failed: ${j.reason}`);
       if (j.status === 'succeeded') expect(j.tokensAfter!).toBeLessThan(j.tokensBefore!);
     }
+    // Each committed compaction's `compressed` event says what it did in numbers: tokens, cost, and how much of the prompt prefix it kept.
+    const committed = new Map(jobs.filter((j) => j.status === 'succeeded').map((j) => [j.id, j]));
+    const compressed = (await api.app.get(PrismaService).event.findMany({ where: { session: { externalId: id }, type: 'compressed' }, orderBy: { id: 'asc' } }))
+      .map((e) => e.data as Record<string, number | boolean | string>)
+      .filter((d) => committed.has(String(d.jobId)));
+    expect(new Set(compressed.map((d) => d.jobId)).size).toBe(committed.size);
+    for (const data of compressed) {
+      const job = committed.get(String(data.jobId));
+      expect(data).toMatchObject({ tokensBefore: job?.tokensBefore, tokensAfter: job?.tokensAfter, costUsd: 0, prefixChanged: expect.any(Boolean) });
+      expect(data.sharedPrefixMessages as number).toBeLessThanOrEqual(data.contextMessagesBefore as number);
+    }
 
     for (const format of ['anthropic', 'openai', 'canonical'] as const) {
       const ctx = (await http().get(`/v1/sessions/${id}/context?format=${format}`).set(auth()).expect(200)).body;
@@ -288,6 +299,15 @@ describe('compaction through HTTP, with a worker process', () => {
     expect(res.body.savedTokens).toBeGreaterThan(0);
     expect(res.body.context.tokens).toBe(before.tokens - res.body.savedTokens);
     expect(providerValidityProblems(res.body.context.messages as CanonicalMessage[])).toEqual([]);
+    // The facts ledger of the dry run: what its checkpoint would keep, append and leave out, and what the context would no longer hold.
+    const ledger = res.body.ledger;
+    expect(ledger.listed).toBe(ledger.kept + ledger.repaired + ledger.dropped);
+    expect(ledger.listed).toBeGreaterThan(0);
+    expect(ledger.check.total).toBeGreaterThanOrEqual(ledger.check.survived);
+    for (const e of [...ledger.repairedEntries, ...ledger.check.missing]) expect(e).toEqual({ kind: expect.any(String), text: expect.any(String), seq: expect.any(Number) });
+    // Appended entries are in the would-be context as sent.
+    const sent = JSON.stringify(res.body.context.messages).toLowerCase();
+    for (const e of ledger.repairedEntries) expect(sent).toContain(JSON.stringify(e.text.toLowerCase()).slice(1, 30));
     const after = (await http().get(`/v1/sessions/${id}/context?format=canonical`).set(auth()).expect(200)).body;
     expect(after).toEqual(before);
     await http().post(`/v1/sessions/${id}/compact`).set(auth()).send({ dryRun: 'yes' }).expect(400);

@@ -16,6 +16,7 @@ interface DryRunResult {
   status: string;
   throughSeq: number;
   prefix: VersionPrefix;
+  ledger?: Record<string, unknown> | null;
 }
 
 /** Manual and dry-run compactions, and job reports. The work itself runs in the workers. */
@@ -45,7 +46,12 @@ export class CompactionService {
     const dry = (await this.compactions.intermediate(jobId)).dryRun as DryRunResult | undefined;
     if (!dry) return { job };
     const context = await this.contexts.preview(tenantId, externalId, dry.prefix, dry.throughSeq, input.format);
-    return { job, savedTokens: (job.tokensBefore ?? 0) - (job.tokensAfter ?? 0), context: context as unknown as Record<string, unknown> };
+    return {
+      job,
+      savedTokens: (job.tokensBefore ?? 0) - (job.tokensAfter ?? 0),
+      context: context as unknown as Record<string, unknown>,
+      ...(dry.ledger ? { ledger: dry.ledger } : {}),
+    };
   }
 
   /**

@@ -756,6 +756,10 @@ export interface components {
                 [key: string]: unknown;
             };
             job: components["schemas"]["JobView"];
+            /** @description Dry run: what the compaction would do with the facts ledger (docs/compaction.md). `listed`, `kept`, `repaired`, `dropped`: entries of the span it would summarize, those its summary holds, those appended to the checkpoint's Facts section, those left out for room (with `keptEntries`, `repairedEntries`, `droppedEntries`: `{ kind, text, seq }`, at most 40 each). `check`: `{ total, survived, missing }`, the entries of everything it compacts that the would-be context no longer holds (the facts it would drop). */
+            ledger?: {
+                [key: string]: unknown;
+            };
             /** @description Dry run: tokens the compaction would save. */
             savedTokens?: number;
         };

@@ -38,6 +38,34 @@ import { CompactionProgress } from './compaction-progress';
 
 
 export const SUMMARIZER = Symbol('SUMMARIZER');
+
+/**
+ * A compaction in numbers (its `compressed` event's data): tokens before and after, what it cost,
+ * and how many leading messages of the context it left unchanged, so whether the provider's
+ * prompt cache survives it.
+ */
+function runFigures(
+  record: { tokensBefore: number; tokensAfter: number; llmCalls: number; llmCostUsd: number },
+  before: VersionPrefix,
+  after: VersionPrefix,
+  history: SessionMessage[],
+  count: (m: CanonicalMessage) => number,
+) {
+  const tokensOf = (c: Parameters<typeof checkpointMessage>[0]) => count(checkpointMessage(c));
+  const old = applyPrefix(before, history, tokensOf).map((m) => JSON.stringify(m.message));
+  const next = applyPrefix(after, history, tokensOf).map((m) => JSON.stringify(m.message));
+  let shared = 0;
+  while (shared < old.length && shared < next.length && old[shared] === next[shared]) shared++;
+  return {
+    tokensBefore: record.tokensBefore,
+    tokensAfter: record.tokensAfter,
+    llmCalls: record.llmCalls,
+    costUsd: record.llmCostUsd,
+    contextMessagesBefore: old.length,
+    sharedPrefixMessages: shared,
+    prefixChanged: shared < old.length,
+  };
+}
 /** Preset parameters from `COMPACTOR_COMPACT_*` (seed 003), already mapped to parameter paths. */
 export const COMPACTION_ENV_PARAMS = Symbol('COMPACTION_ENV_PARAMS');
 
@@ -164,8 +192,12 @@ export class CompactionService {
         throughSeq,
         prefix: outcome.prefix as unknown as Prisma.InputJsonValue,
         events: outcome.events as unknown as Prisma.InputJsonValue,
-        // What the compaction would do with the facts ledger: the entries it would keep, append and drop.
-        ledger: (outcome.ledger ? ledgerSummary(outcome.ledger) : null) as unknown as Prisma.InputJsonValue,
+        // What the compaction would do with the facts ledger: the entries its checkpoint would keep, append and leave
+        // out, and every entry of the compacted span the would-be context no longer holds ("the facts it would drop").
+        ledger: {
+          ...(outcome.ledger ? ledgerSummary(outcome.ledger) : {}),
+          check: this.ledgerCheck(stored, history, prefix, outcome.prefix, prefix.goalBlock, counter.countMessage).ledger,
+        } as unknown as Prisma.InputJsonValue,
       });
       await finish({ ...record, status: outcome.status, reason: outcome.reason, error: outcome.status === 'failed' ? outcome.reason : undefined });
       return { status: 'dry-run' };
@@ -215,7 +247,8 @@ export class CompactionService {
       loadedThroughSeq: throughSeq,
       budget: budget.budget,
       threshold: thresholdTokens(budget, policy),
-      events: outcome.events,
+      // The `compressed` event says what the run did in numbers: tokens, cost, and how much of the prompt prefix it kept.
+      events: outcome.events.map((e) => (e.type === 'compressed' ? { ...e, data: { ...(e.data ?? {}), ...runFigures(record, prefix, outcome.prefix, history, counter.countMessage) } } : e)),
       // SPEC.md "Snapshot": taken before every compaction, so every compaction can be undone.
       snapshotBefore: {
         metadata: { lastSeq: session.lastSeq, contextTokens: session.contextTokens, utilization: session.utilization, compactions: session.compactions, reliability: session.reliability, contextConfidence: session.contextConfidence, versionNumber: head?.number ?? 0 },
