@@ -3,7 +3,6 @@ import { countTextSync } from '@compactor/tokens';
 import fc from 'fast-check';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Extractor } from './extract';
 import { LOCAL_DEFAULT_CONTEXT_WINDOW, LocalSummarizer } from './local-summarizer';
 
 const tokens = (text: string) => countTextSync(text, 'o200k_base');
@@ -94,13 +93,6 @@ describe('LocalSummarizer', () => {
     expect(r.text).toContain('Postgres instead of MySQL');
     expect(r.text).not.toMatch(/glad to hear it|sounds good|Happy to help/i);
     expect(tokens(r.text)).toBeLessThanOrEqual(Math.floor(90 * 1.25));
-  });
-
-  it('reads constraints worded without a modal verb ("off limits", "under no circumstances", "read only") as constraints', () => {
-    // Wording of our own (not the quality generator's): prohibitions English states without "must" or "never".
-    const said = ['Leave third_party/ledger/ alone: it is off limits for this fix.', 'Under no circumstances restart the billing workers during business hours.', 'Treat the analytics database as read only.'];
-    const units = new Extractor({ kind: 'checkpoint', maxUnitChars: 320 }).run([user('Fix the flaky payout export.'), ...said.map(user)]);
-    for (const text of said) expect({ text, category: units.find((u) => u.text === text)?.category }).toEqual({ text, category: 'constraint' });
   });
 
   it('ranks stated choices and open items above commands whose output is not known any more', async () => {

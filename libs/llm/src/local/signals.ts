@@ -91,8 +91,7 @@ define(
   CONSTRAINT,
   "must|mustn't|must not|never|always|don't|do not|doesn't|does not|should|shouldn't|should not|only|require|required|requires|requirement|requirements|" +
     "make sure|ensure|avoid|cannot|can't|shall|forbidden|not allowed|no more than|at least|at most|mandatory|please|keep it|keep them|" +
-    'without changing|without touching|without modifying|without breaking|off limits|hands off|prohibited|not permitted|under no|read only|' +
-    'at all times|strictly',
+    'without changing|without touching|without modifying|without breaking',
 );
 define(
   DECISION,
