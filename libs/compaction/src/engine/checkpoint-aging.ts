@@ -1,13 +1,13 @@
 import { Block, CanonicalMessage } from '../messages/canonical';
 import { toolUseIdOf } from '../messages/util';
 import { LlmError, LlmUsage } from '../llm/summarizer';
-import { EMPTY_GOAL_RECORD, extractGoalMarkers, GOAL_STATUS_SIGN, GoalRecord, goalRecordOf, markerKey } from './goal-markers';
+import { EMPTY_GOAL_RECORD, GOAL_STATUS_SIGN, GoalRecord, goalRecordOf } from './goal-markers';
 import { PresetDefinition } from './preset';
 import { Protection, ProtectionPolicy, protectionOf } from './protection';
 import { summarizeSpan } from './summarize';
 import { CompactionEvent, CompactionInput, CompactionOutcome, SessionMessage } from './types';
+import { FactsLedger } from '../ledger/ledger';
 import { applyPrefix, Checkpoint, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
-import { replaceRedirections, trimEnds } from './text-scan';
 
 /**
  * `checkpoint-aging` (seed 004, SPEC.md "Policies"): when the context passes 80% of the dynamic
@@ -241,121 +241,22 @@ export interface CheckpointFacts {
   nextSteps: string[];
 }
 
-const EDITOR_TOOL = /str_replace|editor|edit_tool/i;
-const WRITE_TOOL = /write|edit|create|replace|insert|patch|append|delete|remove|rename|move|save/i;
-const OPEN_TOOL = /^(open|open_file|goto|view|view_file|read|read_file|cat)$/i;
-const PATH_FIELDS = ['path', 'file_path', 'filePath', 'filename', 'file', 'target_file', 'targetFile', 'new_path', 'destination'];
-const DECISION_PHRASE = /\b(decided|decision|chose|chosen|opted|agreed|settled on|going with|will use|we use)\b/i;
-const NEXT_LINE = /^(?:next steps?|todo|remaining)\s*:\s*(\S.*)$/i;
-const NEXT_HEADING = /^(?:#+\s*)?\**(?:next steps?|pending tasks|remaining work|todo)\**\s*(?::\s*)?$/i;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const stripBullet = (line: string) => line.trim().replace(/^(?:[-*+•]|\d{1,3}[.)])\s+/, '').trim();
-
-function pathsOf(input: Record<string, unknown>): string[] {
-  const out: string[] = [];
-  for (const field of PATH_FIELDS) {
-    const v = input[field];
-    if (typeof v === 'string' && v.trim()) out.push(v.trim());
-  }
-  if (Array.isArray(input.paths)) for (const p of input.paths) if (typeof p === 'string' && p.trim()) out.push(p.trim());
-  return out;
-}
-
-/** Files a shell command writes: redirections, `tee`, `touch`, `sed -i`, `mv`/`cp` targets, `rm`. */
-function shellWrites(command: string): string[] {
-  const out: string[] = [];
-  for (const m of command.matchAll(/(?:^|[^<>&\d])>>?\s*([^\s;&|<>]+)/g)) if (!m[1].startsWith('/dev/')) out.push(m[1]);
-  for (const segment of command.split(/&&|\|\||;|\||\n/)) {
-    const words = replaceRedirections(segment, ' ')
-      .trim()
-      .split(/\s+/)
-      .filter((w) => w.length > 0);
-    const [cmd, ...args] = words;
-    const plain = args.filter((a) => !a.startsWith('-'));
-    if (cmd === 'touch' || cmd === 'rm' || cmd === 'tee') out.push(...plain);
-    else if ((cmd === 'mv' || cmd === 'cp') && plain.length >= 2) out.push(plain[plain.length - 1]);
-    else if (cmd === 'sed' && args.some((a) => a.startsWith('-i')) && plain.length >= 2) out.push(plain[plain.length - 1]);
-  }
-  return out.map(unquote).filter((p) => p.length > 0 && !p.startsWith('$'));
-}
-
-const unquote = (s: string) => trimEnds(s, '\'"`', '\'"`');
-
-function pushUnique(list: string[], seen: Set<string>, value: string) {
-  const v = value.trim();
-  if (!v) return;
-  const key = markerKey(v);
-  if (seen.has(key)) return;
-  seen.add(key);
-  list.push(v);
-}
-
 /**
- * Seed 004's checkpoint fields, extracted deterministically (no LLM): files modified from the
- * span's tool calls (write/edit tools, editors other than `view`, an edit of the file last
- * opened, shell redirections and writes) and `[ARTIFACT]` markers; key decisions from
- * `[DECISION]` markers and decision phrasing in the checkpoint text; next steps from `[NEXT]`
- * markers and "Next steps" lines of the checkpoint text.
+ * Seed 004's checkpoint fields, from the facts ledger (SPEC.md "Facts ledger") of the span and
+ * the checkpoint text, deterministically (no LLM): files modified are the span's paths whose
+ * last operation created, edited or deleted them (tool calls, an edit of the file last opened,
+ * shell writes, `[ARTIFACT]` markers); key decisions are its decisions (`[DECISION]` markers,
+ * sentences with a verb of choosing); next steps its open tasks (`[NEXT]` markers, `Next steps`
+ * lines and lists, todo lists).
  */
 export function checkpointFacts(text: string, messages: CanonicalMessage[]): CheckpointFacts {
-  const facts: CheckpointFacts = { keyDecisions: [], filesModified: [], nextSteps: [] };
-  const seen = { keyDecisions: new Set<string>(), filesModified: new Set<string>(), nextSteps: new Set<string>() };
-  const add = (field: keyof CheckpointFacts, value: string) => pushUnique(facts[field], seen[field], value);
-
-  let openFile: string | undefined;
-  const texts: string[] = [];
-  for (const m of messages) {
-    for (const b of m.blocks) {
-      if (b.type === 'text' && m.role === 'assistant') texts.push(b.text);
-      if (b.type !== 'tool_use' || !isRecord(b.input)) continue;
-      const input = b.input;
-      const paths = pathsOf(input);
-      const command = typeof input.command === 'string' ? input.command : typeof input.cmd === 'string' ? input.cmd : undefined;
-      if (EDITOR_TOOL.test(b.name)) {
-        if (command !== 'view') paths.forEach((p) => add('filesModified', p));
-        if (paths[0]) openFile = paths[0];
-      } else if (OPEN_TOOL.test(b.name)) {
-        if (paths[0]) openFile = paths[0];
-      } else if (WRITE_TOOL.test(b.name)) {
-        if (paths.length > 0) paths.forEach((p) => add('filesModified', p));
-        else if (openFile) add('filesModified', openFile);
-        if (paths[0]) openFile = paths[0];
-      } else if (command !== undefined) shellWrites(command).forEach((p) => add('filesModified', p));
-    }
-  }
-  texts.push(text);
-
-  for (const t of texts) {
-    for (const marker of extractGoalMarkers(t)) {
-      if (marker.kind === 'decision') add('keyDecisions', marker.text);
-      else if (marker.kind === 'next') add('nextSteps', marker.text);
-      else if (marker.kind === 'artifact' && marker.path && marker.action !== 'deleted') add('filesModified', marker.path);
-    }
-  }
-
-  // Phrasing in the checkpoint text itself (the summary the LLM wrote).
-  let underNext = false;
-  for (const raw of text.split(/\r?\n/)) {
-    const line = stripBullet(raw);
-    if (!line) {
-      underNext = false;
-      continue;
-    }
-    if (/^\[(GOAL|CHECKPOINT|DECISION|ARTIFACT|NEXT)\]/.test(line)) continue;
-    if (NEXT_HEADING.test(line)) {
-      underNext = true;
-      continue;
-    }
-    const next = NEXT_LINE.exec(line);
-    if (next) add('nextSteps', next[1]);
-    else if (underNext && /^(?:[-*+•]|\d{1,3}[.)])\s+/.test(raw.trim())) add('nextSteps', line);
-    else {
-      underNext = false;
-      for (const sentence of line.split(/(?<=[.!?])\s+/)) if (DECISION_PHRASE.test(sentence)) add('keyDecisions', sentence);
-    }
-  }
-  return facts;
+  const summary: CanonicalMessage = { role: 'assistant', blocks: [{ type: 'text', text }] };
+  const entries = FactsLedger.of([...messages, summary].map((message, i) => ({ seq: i + 1, message }))).entries();
+  return {
+    keyDecisions: entries.filter((e) => e.kind === 'decision').map((e) => e.value),
+    filesModified: entries.filter((e) => e.kind === 'path' && (e.state === 'created' || e.state === 'edited' || e.state === 'deleted')).map((e) => e.value),
+    nextSteps: entries.filter((e) => e.kind === 'task' && e.state !== 'done').map((e) => e.value),
+  };
 }
 
 // ------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ import {
   takePaths,
   toolResultText,
 } from './rules';
-import { constraintSentences, exitStatusOf, hashesIn, pathOperationOf, settingsIn, testResultsIn, ticketIdsIn, todosOf, urlsIn } from './recognize';
+import { choicesAndNextSteps, constraintSentences, exitStatusOf, hashesIn, pathOperationsOf, settingsIn, testResultsIn, ticketIdsIn, todosOf, urlsIn } from './recognize';
 
 export type LedgerKind = 'constraint' | 'decision' | 'task' | 'error' | 'test' | 'path' | 'url' | 'setting' | 'version' | 'identifier' | 'command';
 
@@ -195,14 +195,18 @@ export class FactsLedger {
           for (const marker of extractGoalMarkers(b.text)) {
             if (marker.kind === 'decision') mentions.push({ kind: 'decision', value: marker.text, source: 'said', locked: marker.locked });
             if (marker.kind === 'next') mentions.push({ kind: 'task', value: marker.text, source: 'said', state: 'open' });
+            if (marker.kind === 'artifact' && marker.path) mentions.push({ kind: 'path', value: marker.path, source: 'said', state: marker.action === 'deleted' ? 'deleted' : marker.action === 'modified' ? 'edited' : 'created' });
           }
+          const prose = choicesAndNextSteps(b.text);
+          for (const d of prose.decisions) mentions.push({ kind: 'decision', value: d, source: 'said' });
+          for (const n of prose.next) mentions.push({ kind: 'task', value: n, source: 'said', state: 'open' });
           const commands = { fenced: [] as string[], inline: [] as string[] };
           const lines = classifyAssistant(b.text, commands);
           scanLines(mentions, lines);
           for (const c of commands.fenced) mentions.push({ kind: 'command', value: c, source: 'said' });
           for (const todo of checkboxTasks(b.text)) mentions.push(todo);
           ranTextCommand ||= commands.fenced.length > 0;
-          for (const c of commands.fenced) for (const op of [pathOperationOf(c)].filter((x) => x !== undefined)) mentions.push({ kind: 'path', value: op.path, source: 'said', state: op.op });
+          for (const c of commands.fenced) for (const op of pathOperationsOf(c)) mentions.push({ kind: 'path', value: op.path, source: 'said', state: op.op });
         } else {
           const lines = classifyNonAssistant(b.text, role === 'tool' || msg.role === 'tool' ? 'tool' : 'user');
           scanLines(mentions, lines);
@@ -215,7 +219,7 @@ export class FactsLedger {
         const before = mentions.length;
         scanToolInput(mentions, b.name, b.input);
         const op = mentions.slice(before).find((x) => x.kind === 'path' && x.state !== undefined && x.state !== 'mentioned');
-        if (op && (op.state === 'read' || op.state === 'created')) this.openFile = op.value;
+        if (op && !SHELL_TOOL.test(b.name) && (op.state === 'read' || op.state === 'created')) this.openFile = op.value;
         else if (!op && this.openFile && (EDIT_TOOL.test(b.name) || b.name === 'insert')) mentions.push({ kind: 'path', value: this.openFile, source: 'said', state: 'edited' });
       } else if (b.type === 'tool_result') {
         const call = this.calls.get(b.toolUseId);
@@ -297,8 +301,9 @@ function scanToolInput(out: Mention[], name: string, input: unknown): void {
       const command = commandOfInput(input.command ?? input.cmd);
       if (command) {
         out.push({ kind: 'command', value: command, source: 'said' });
-        const shellOp = pathOperationOf(command);
-        if (shellOp) out.push({ kind: 'path', value: shellOp.path, source: 'said', state: shellOp.op });
+        for (const op of pathOperationsOf(typeof input.command === 'string' ? input.command : typeof input.cmd === 'string' ? input.cmd : command)) {
+          out.push({ kind: 'path', value: op.path, source: 'said', state: op.op });
+        }
       }
     }
     if (Array.isArray(input.todos)) return;

@@ -5,7 +5,7 @@
  * output, code and language; linear-time scans (every tool output reaches them).
  */
 import { isRecord, pathArg } from './rules';
-import { trimTrailing } from '../engine/text-scan';
+import { trimEnds, trimTrailing } from '../engine/text-scan';
 
 const URL_RE = /\bhttps?:\/\/[^\s<>"'`)\]}]+/g;
 
@@ -156,43 +156,116 @@ export function exitStatusOf(text: string, isError: boolean): string | undefined
   return isError ? 'failed' : undefined;
 }
 
-/** What a shell command does to a file: `rm`, `touch`, `mkdir`, `sed -i`, `cat`, `mv`/`cp` (the destination), `>` redirections. */
-export function pathOperationOf(command: string): { path: string; op: 'read' | 'created' | 'edited' | 'deleted' } | undefined {
-  const words = command.trim().split(/\s+/);
-  if (words[0] === 'sudo') words.shift();
-  const [cmd, ...args] = words;
-  const operands = args.filter((a) => !a.startsWith('-'));
-  const last = operands[operands.length - 1];
-  const redirect = words.findIndex((w) => w === '>' || w === '>>');
-  if (redirect >= 0 && words[redirect + 1]) {
-    const p = pathArg(words[redirect + 1]);
-    if (p) return { path: p, op: words[redirect] === '>' ? 'created' : 'edited' };
+export type ShellPathOperation = { path: string; op: 'read' | 'created' | 'edited' | 'deleted' };
+
+/**
+ * What a shell command does to files, segment by segment (`&&`, `||`, `;`, `|`): `>`/`>>`
+ * redirections, `touch`, `tee`, `rm`, `mv`/`cp` (the destination), `sed -i`, and reads (`cat`,
+ * `head`, `tail`, `less`, `open`). `/dev/…` and `$VARIABLES` are not files.
+ */
+export function pathOperationsOf(command: string): ShellPathOperation[] {
+  const out: ShellPathOperation[] = [];
+  const push = (raw: string | undefined, op: ShellPathOperation['op']) => {
+    if (!raw) return;
+    const p = pathArg(trimEnds(raw, '\'"`', '\'"`'));
+    if (p && !p.startsWith('/dev/') && !p.startsWith('$')) out.push({ path: p, op });
+  };
+  for (const segment of command.split(/&&|\|\||;|\||\n/)) {
+    const words = segment.trim().split(/\s+/).filter((w) => w.length > 0);
+    if (words[0] === 'sudo') words.shift();
+    const args: string[] = [];
+    for (let i = 1; i < words.length; i++) {
+      const w = words[i];
+      // `> file`, `>> file`, `>file`, `2>/dev/null`
+      const at = w.indexOf('>');
+      if (at >= 0 && /^\d?$/.test(w.slice(0, at).replace('&', ''))) {
+        const append = w[at + 1] === '>';
+        const target = w.slice(at + (append ? 2 : 1)) || words[++i];
+        if (!w.startsWith('2')) push(target, append ? 'edited' : 'created');
+        continue;
+      }
+      if (w === '<') {
+        i++;
+        continue;
+      }
+      args.push(w);
+    }
+    const [cmd] = words;
+    const plain = args.filter((a) => !a.startsWith('-'));
+    switch (cmd) {
+      case 'rm':
+        plain.forEach((a) => push(a, 'deleted'));
+        break;
+      case 'touch':
+      case 'tee':
+      case 'create':
+        plain.forEach((a) => push(a, 'created'));
+        break;
+      case 'mv':
+      case 'cp':
+        if (plain.length >= 2) push(plain[plain.length - 1], 'created');
+        break;
+      case 'sed':
+        if (args.some((a) => a.startsWith('-i')) && plain.length >= 2) push(plain[plain.length - 1], 'edited');
+        break;
+      case 'cat':
+      case 'head':
+      case 'tail':
+      case 'less':
+      case 'open':
+        plain.forEach((a) => push(a, 'read'));
+        break;
+      case 'edit':
+        push(plain[0], 'edited');
+        break;
+      default:
+        break;
+    }
   }
-  if (!last) return undefined;
-  const p = pathArg(last.replace(/^["']|["']$/g, ''));
-  if (!p) return undefined;
-  switch (cmd) {
-    case 'rm':
-      return { path: p, op: 'deleted' };
-    case 'touch':
-    case 'create':
-      return { path: p, op: 'created' };
-    case 'mv':
-    case 'cp':
-      return operands.length >= 2 ? { path: p, op: 'created' } : undefined;
-    case 'sed':
-      return args.some((a) => a.startsWith('-i')) ? { path: p, op: 'edited' } : undefined;
-    case 'cat':
-    case 'head':
-    case 'tail':
-    case 'less':
-    case 'open':
-      return { path: p, op: 'read' };
-    case 'edit':
-      return { path: p, op: 'edited' };
-    default:
-      return undefined;
+  return out;
+}
+
+const DECISION_VERB = /\b(?:decided|decision|chose|chosen|opted|agreed|settled on|going with|will use|we use)\b/i;
+const NEXT_LINE = /^(?:next steps?|todo|remaining)\s*:\s*(\S.*)$/i;
+const NEXT_HEADING = /^#*\s?\**(?:next steps?|pending tasks|remaining work|todo)\**:?$/i;
+const BULLET = /^(?:[-*+•]|\d{1,3}[.)])\s+/;
+
+/**
+ * What an agent's prose (or a summary) says was chosen and what is left: sentences with a verb of
+ * choosing (decided, chose, opted, settled on, going with, will use), `Next steps:` lines and the
+ * items of a `Next steps` list. General English and Markdown structure, not phrasings.
+ */
+export function choicesAndNextSteps(text: string): { decisions: string[]; next: string[] } {
+  const decisions: string[] = [];
+  const next: string[] = [];
+  let underNext = false;
+  let inFence = false;
+  for (const raw of text.split(/\r?\n/)) {
+    const trimmed = raw.trim();
+    if (trimmed.startsWith('```') || trimmed.startsWith('~~~')) {
+      inFence = !inFence;
+      continue;
+    }
+    if (inFence) continue;
+    const line = trimmed.replace(BULLET, '').trim();
+    if (!line) {
+      underNext = false;
+      continue;
+    }
+    if (line.startsWith('[GOAL]') || line.startsWith('[CHECKPOINT]') || line.startsWith('[DECISION]') || line.startsWith('[ARTIFACT]') || line.startsWith('[NEXT]')) continue;
+    if (NEXT_HEADING.test(line)) {
+      underNext = true;
+      continue;
+    }
+    const m = NEXT_LINE.exec(line);
+    if (m) next.push(m[1]);
+    else if (underNext && BULLET.test(trimmed)) next.push(line);
+    else {
+      underNext = false;
+      for (const sentence of splitSentences(line)) if (DECISION_VERB.test(sentence) && sentence.trim().length <= 300) decisions.push(sentence.trim());
+    }
   }
+  return { decisions, next };
 }
 
 /** Words that make a sentence binding (must, never, only, …) and words that make it a request or a preference (should, please, keep, …). */
