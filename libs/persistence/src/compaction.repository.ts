@@ -276,6 +276,19 @@ export class CompactionRepository {
     });
   }
 
+  /** The session's facts ledger as the workers last left it (null before the first run). */
+  async ledger(sessionId: string): Promise<{ throughSeq: number; state: unknown } | null> {
+    return this.prisma.sessionLedger.findUnique({ where: { sessionId }, select: { throughSeq: true, state: true } });
+  }
+
+  /** Saves the ledger when it reaches further than the stored one (a slower run never moves it back). */
+  async saveLedger(sessionId: string, throughSeq: number, state: Prisma.InputJsonValue): Promise<void> {
+    await this.prisma.$executeRaw`
+      INSERT INTO session_ledgers (session_id, through_seq, state, updated_at) VALUES (${sessionId}::uuid, ${throughSeq}, ${JSON.stringify(state)}::jsonb, now())
+      ON CONFLICT (session_id) DO UPDATE SET through_seq = EXCLUDED.through_seq, state = EXCLUDED.state, updated_at = now()
+      WHERE session_ledgers.through_seq < EXCLUDED.through_seq`;
+  }
+
   /** Outputs of expensive steps saved during a run (LLM summaries by request hash), so a retry never pays twice. */
   async intermediate(id: string): Promise<Record<string, unknown>> {
     const job = await this.prisma.compactionJob.findUnique({ where: { id }, select: { intermediate: true } });

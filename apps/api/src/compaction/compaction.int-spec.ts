@@ -90,6 +90,10 @@ describe('compaction through HTTP, with a worker process', () => {
       expect(data).toMatchObject({ tokensBefore: job?.tokensBefore, tokensAfter: job?.tokensAfter, costUsd: 0, prefixChanged: expect.any(Boolean) });
       expect(data.sharedPrefixMessages as number).toBeLessThanOrEqual(data.contextMessagesBefore as number);
     }
+    // The facts ledger is kept up to date run by run, through the last message a run loaded.
+    const ledger = await api.app.get(PrismaService).sessionLedger.findFirst({ where: { session: { externalId: id } } });
+    expect(ledger?.throughSeq).toBeGreaterThan(0);
+    expect((ledger?.state as { entries: unknown[] }).entries.length).toBeGreaterThan(10);
 
     for (const format of ['anthropic', 'openai', 'canonical'] as const) {
       const ctx = (await http().get(`/v1/sessions/${id}/context?format=${format}`).set(auth()).expect(200)).body;

@@ -8,6 +8,7 @@ import {
   contextTextOf,
   entryText,
   FactsLedger,
+  LedgerState,
   ledgerSummary,
   reliabilityOf,
   goalBlockMessage,
@@ -38,6 +39,8 @@ import { CompactionProgress } from './compaction-progress';
 
 
 export const SUMMARIZER = Symbol('SUMMARIZER');
+/** A session's stored ledger keeps at most this many entries (the lightest go first; constraints and locked decisions never). */
+const MAX_LEDGER_ENTRIES = 5_000;
 
 /**
  * A compaction in numbers (its `compressed` event's data): tokens before and after, what it cost,
@@ -129,6 +132,12 @@ export class CompactionService {
     const throughSeq = session.lastSeq;
     const rows = await this.messages.forContext(session.id, 0, throughSeq);
     const stored: SessionMessage[] = rows.map((r) => ({ seq: r.seq, message: canonicalOf(r), tokens: r.tokens }));
+    // The facts ledger (SPEC.md "Facts ledger") is kept up to date run by run: only the messages after the stored one are read.
+    const savedLedger = await this.compactions.ledger(session.id);
+    const ledger = FactsLedger.from(savedLedger?.state as LedgerState | undefined).addAll(stored);
+    if (!job.dryRun && ledger.throughSeq > (savedLedger?.throughSeq ?? 0)) {
+      await this.compactions.saveLedger(session.id, ledger.throughSeq, ledger.prune(MAX_LEDGER_ENTRIES).state() as unknown as Prisma.InputJsonValue);
+    }
     // The preset's per-result ingest step (seed 000's post-processing): the run starts from the context form readers see.
     const ingest = ingestTransform(policy);
     const names = toolNamesOf(stored);
@@ -159,6 +168,7 @@ export class CompactionService {
           // trigger is the API's (the window would ignore max_tokens and the tool schemas the next request carries).
           budget: budget.budget,
           summarizer,
+          ledger,
           countMessage: counter.countMessage,
           countText: counter.countText,
           // Seed 004's goal-aware summary: the whole goal record (goal, locked decisions, constraints, next step).
@@ -196,7 +206,7 @@ export class CompactionService {
         // out, and every entry of the compacted span the would-be context no longer holds ("the facts it would drop").
         ledger: {
           ...(outcome.ledger ? ledgerSummary(outcome.ledger) : {}),
-          check: this.ledgerCheck(stored, history, prefix, outcome.prefix, prefix.goalBlock, counter.countMessage).ledger,
+          check: this.ledgerCheck(ledger, stored, history, prefix, outcome.prefix, prefix.goalBlock, counter.countMessage).ledger,
         } as unknown as Prisma.InputJsonValue,
       });
       await finish({ ...record, status: outcome.status, reason: outcome.reason, error: outcome.status === 'failed' ? outcome.reason : undefined });
@@ -219,7 +229,7 @@ export class CompactionService {
     const goalText = rendered ? rendered : goalBlockText(stored.map((m) => m.message));
     const goalBlock = goalText ? { text: goalText, tokens: counter.countMessage(goalBlockMessage(goalText)) } : undefined;
     // SPEC.md "Reliability score": the facts ledger of what this run compacted, checked against the new context.
-    const pinned = this.ledgerCheck(stored, history, prefix, outcome.prefix, goalBlock, counter.countMessage);
+    const pinned = this.ledgerCheck(ledger, stored, history, prefix, outcome.prefix, goalBlock, counter.countMessage);
     const reliability = reliabilityOf({ model: spec, compactions: session.compactions + 1, contextConfidence: pinned.survival.share });
     const earlier = new Set(prefix.checkpoints.map((c) => c.id));
     const versionId = await this.compactions.commit({
@@ -297,15 +307,13 @@ export class CompactionService {
    * whose treatment changed; read from the stored, uncompacted history) and the share of it found
    * in the new context, goal block included.
    */
-  private ledgerCheck(stored: SessionMessage[], history: SessionMessage[], before: VersionPrefix, after: VersionPrefix, goalBlock: { text: string } | undefined, count: (m: CanonicalMessage) => number) {
+  private ledgerCheck(ledger: FactsLedger, stored: SessionMessage[], history: SessionMessage[], before: VersionPrefix, after: VersionPrefix, goalBlock: { text: string } | undefined, count: (m: CanonicalMessage) => number) {
     const changed = new Set(
       stored
         .filter((m) => m.seq <= after.coversThroughSeq && JSON.stringify(after.treatments[m.seq] ?? null) !== JSON.stringify(m.seq <= before.coversThroughSeq ? (before.treatments[m.seq] ?? null) : null))
         .map((m) => m.seq),
     );
-    const entries = FactsLedger.of(stored)
-      .entries()
-      .filter((e) => changed.has(e.lastSeq));
+    const entries = ledger.entries().filter((e) => changed.has(e.lastSeq));
     const context = applyPrefix(after, history, (c) => count(checkpointMessage(c))).map((m) => m.message);
     const survival = checkLedger(entries, `${goalBlock?.text ?? ''}\n${contextTextOf(context)}`, stored[stored.length - 1]?.seq);
     return {

@@ -245,7 +245,7 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
           input.countText,
         );
         // The span's ledger: entries whose latest mention the checkpoint is about to replace.
-        const ledger = FactsLedger.of(input.history);
+        const ledger = input.ledger ?? FactsLedger.of(input.history);
         const from = span[0].seq;
         const to = span[span.length - 1].seq;
         const entries = rankEntries(

@@ -27,6 +27,8 @@ export interface CompactionInput {
   countText: (text: string) => number;
   /** The session's goal, for goal-aware prompts (seed 004). */
   goal?: string;
+  /** The session's facts ledger through the last message of `history` (built from `history` when absent). */
+  ledger?: import('../ledger/ledger').FactsLedger;
   /** What started the run: `threshold`, `manual`, `watermark`, `ingest`. */
   trigger?: 'threshold' | 'manual' | 'watermark' | 'ingest';
   signal?: AbortSignal;

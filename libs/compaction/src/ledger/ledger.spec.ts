@@ -81,6 +81,18 @@ describe('facts ledger on SWE-agent trajectories', () => {
     expect(resumed.entries.map((e) => [e.kind, e.key, e.value, e.count]).sort()).toEqual(whole.entries.map((e) => [e.kind, e.key, e.value, e.count]).sort());
     expect(resumed.throughSeq).toBe(whole.throughSeq);
   });
+
+  it('is pruned to a size by weight, never losing the user constraints', () => {
+    const ledger = FactsLedger.of(sweAgent('marshmallow-1867__function_calling_replace_from_source.traj'));
+    const constraints = ledger.entries().filter(isPinned).length;
+    ledger.prune(constraints + 5);
+    expect(ledger.size).toBe(constraints + 5);
+    expect(ledger.entries().filter(isPinned)).toHaveLength(constraints);
+    // What stays besides them is what the agent or the user named again, and weighs most.
+    const rest = ledger.entries().filter((e) => !isPinned(e));
+    expect(rest.every((e) => e.mentionedAgain)).toBe(true);
+    expect(rest.map((e) => e.value)).toContain('TimeDelta');
+  });
 });
 
 describe('facts ledger on a Claude Code session', () => {

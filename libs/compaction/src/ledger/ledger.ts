@@ -68,6 +68,9 @@ export interface LedgerState {
   version: 1;
   throughSeq: number;
   entries: LedgerEntry[];
+  /** Tool calls still waiting for their result, and the file a windowed editor has open: what the next messages are read against. */
+  calls?: [string, { name: string; command?: string }][];
+  openFile?: string;
 }
 
 const SOURCE_WEIGHT: Record<Source, number> = { said: 3, error: 3, code: 1, output: 0.25 };
@@ -89,6 +92,9 @@ interface Mention {
   tool?: string;
 }
 
+/** Entries that are never dropped (Guarantee 3): the user's binding constraints and locked decisions. */
+export const isPinned = (e: LedgerEntry) => (e.kind === 'constraint' && e.role === 'user' && e.state !== 'request') || (e.kind === 'decision' && e.locked === true);
+
 /** The ledger, kept up to date message by message (`add`), serializable (`state`). */
 export class FactsLedger {
   private readonly map = new Map<string, LedgerEntry>();
@@ -102,6 +108,8 @@ export class FactsLedger {
     const ledger = new FactsLedger();
     if (state && state.version === 1) {
       ledger.through = state.throughSeq;
+      for (const [id, call] of state.calls ?? []) ledger.calls.set(id, call);
+      ledger.openFile = state.openFile;
       for (const e of state.entries) ledger.map.set(`${e.kind}\u0000${e.key}`, { ...e, ...(e.was ? { was: [...e.was] } : {}) });
     }
     return ledger;
@@ -119,7 +127,13 @@ export class FactsLedger {
   }
 
   state(): LedgerState {
-    return { version: 1, throughSeq: this.through, entries: [...this.map.values()].map((e) => ({ ...e })) };
+    return {
+      version: 1,
+      throughSeq: this.through,
+      entries: [...this.map.values()].map((e) => ({ ...e })),
+      ...(this.calls.size ? { calls: [...this.calls.entries()] } : {}),
+      ...(this.openFile ? { openFile: this.openFile } : {}),
+    };
   }
 
   entries(): LedgerEntry[] {
@@ -128,6 +142,19 @@ export class FactsLedger {
 
   get size(): number {
     return this.map.size;
+  }
+
+  /**
+   * Keeps at most `max` entries: the ones that weigh least go first (seen once in a tool's bulk
+   * output, never mentioned again, oldest), never the user's constraints or locked decisions.
+   */
+  prune(max: number): this {
+    if (this.map.size <= max) return this;
+    const order = [...this.map.entries()]
+      .filter(([, e]) => !isPinned(e))
+      .sort(([, a], [, b]) => Number(a.mentionedAgain) - Number(b.mentionedAgain) || a.weight - b.weight || a.lastSeq - b.lastSeq);
+    for (const [id] of order.slice(0, this.map.size - max)) this.map.delete(id);
+    return this;
   }
 
   /** Adds the messages after `throughSeq` (earlier ones are already in), in seq order. */

@@ -4,10 +4,9 @@
  * repairs summaries and scores the context's confidence).
  */
 import { keyOf } from './rules';
-import { LedgerEntry, LedgerKind } from './ledger';
+import { isPinned, LedgerEntry, LedgerKind } from './ledger';
 
-/** Entries that are never dropped (Guarantee 3): the user's constraints and locked decisions. */
-export const isPinned = (e: LedgerEntry) => (e.kind === 'constraint' && e.role === 'user' && e.state !== 'request') || (e.kind === 'decision' && e.locked === true);
+export { isPinned };
 
 const KIND_BASE: Record<LedgerKind, number> = {
   constraint: 8,
