@@ -1,39 +1,48 @@
-// Quality benchmark (issue: quality). Runs coding-agent sessions with planted facts through the
-// running API and worker, for every preset at two budgets, and scores the context the service
-// would send: retention of the facts per category (checks in lib/quality-facts.mjs), the
-// compression ratio, and hard checks (tool pairs, roles, budget). In the same run it scores two
-// baselines at the same budgets, computed locally from the same messages and token counts:
-// plain truncation and observation masking (lib/quality-baselines.mjs).
+// Quality benchmark (issue: quality). Runs coding-agent sessions with known facts through the
+// running API and worker, for every preset at several budgets, and scores the context the
+// service would send: retention of the facts per category (checks in lib/quality-facts.mjs), the
+// compression ratio, hard checks (tool pairs, roles, budget), how full the served context is,
+// whether consecutive reads keep the previous read's messages as their prefix (the prompt
+// cache), and compactions per 100 turns. In the same run it scores two baselines at the same
+// budgets, computed locally from the same messages and token counts: plain truncation and
+// observation masking (lib/quality-baselines.mjs).
 //
-// Sessions: generated ones (lib/quality-generator.mjs, fixed seed) or, with `--sessions <dir>`,
-// JSON session files in the same format (`--dump <dir>` writes the generated ones), plus the
-// real SWE-agent sessions of testdata/ with facts mined by rule (lib/quality-mine.mjs).
+// Sets (`--sets generated,real,paraphrase`, all three by default):
+// - generated: sessions of lib/quality-generator.mjs (fixed seed) or, with `--sessions <dir>`,
+//   JSON session files in the same format (`--dump <dir>` writes the generated ones);
+// - real: every real agent trace of testdata/ (Claude Code, OpenHands, Aider, SWE-agent;
+//   lib/quality-real.mjs) with facts mined by rule (lib/quality-mine.mjs); `--no-real` drops it,
+//   `--aider N` keeps only the N Aider sessions with the most user turns;
+// - paraphrase: the generated sessions with the facts said in independent wording.
 //
-//   npm run bench -- quality [--sessions DIR] [--dump DIR] [--seed N] [--count N]
-//                            [--presets a,b] [--concurrency N] [--no-real] [--json FILE]
+//   npm run bench -- quality [--sets a,b] [--sessions DIR] [--dump DIR] [--seed N] [--count N]
+//                            [--presets a,b] [--concurrency N] [--no-real] [--aider N] [--json FILE]
 //   node bench/quality.mjs --dump DIR [--seed N] [--count N]   (writes the sessions, runs nothing)
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
-import { CATEGORIES, CHECK_RULES, contextText, factProblem, isRetained, isStaleOnly } from './lib/quality-facts.mjs';
+import { contextText, factProblem, isRetained, isStaleOnly } from './lib/quality-facts.mjs';
 import { generateQualitySessions, MODELS } from './lib/quality-generator.mjs';
-import { realQualitySessions } from './lib/quality-mine.mjs';
-import { MASK_PLACEHOLDER, observationMasking, truncation } from './lib/quality-baselines.mjs';
+import { loadRealSessions, turnsOf } from './lib/quality-real.mjs';
+import { observationMasking, truncation } from './lib/quality-baselines.mjs';
 import { anthropicProblems, budgetProblems, openaiProblems } from './lib/quality-validity.mjs';
+import { report } from './lib/quality-report.mjs';
 import { rng } from './lib/random.mjs';
-import { fmt, fmtInt, median } from './lib/stats.mjs';
+import { fmt, fmtInt } from './lib/stats.mjs';
 
 const require = createRequire(import.meta.url);
-const PRESETS = ['balanced', 'factor3', 'watermark', 'two-layer', 'offload-compact', 'checkpoint-aging'];
-const DEFAULT_SEED = 20261123;
-const DEFAULT_COUNT = 10;
-const BUDGETS = {
+export const PRESETS = ['balanced', 'factor3', 'watermark', 'two-layer', 'offload-compact', 'checkpoint-aging'];
+export const DEFAULT_SEED = 20261123;
+export const DEFAULT_COUNT = 10;
+/** `summary`: the budget Claude Code's own summary has, the larger of 3% of the session's tokens and 1,500 tokens. */
+export const BUDGETS = {
   a: { id: 'a', label: 'window 32,000 (reserve 4,000)', short: '32k window', window: 32_000, reserve: 4_000 },
   b: { id: 'b', label: 'budget = 25% of the session (reserve 1,000)', short: '25% of session', fraction: 0.25, reserve: 1_000 },
-  c: { id: 'c', label: 'window 8,000 (reserve 1,000)', short: '8k window', window: 8_000, reserve: 1_000 },
+  s: { id: 's', label: 'summary size: budget = max(3% of the session, 1,500) (reserve 1,000)', short: 'summary size', fraction: 0.03, min: 1_500, reserve: 1_000 },
 };
+export const SET_IDS = ['generated', 'real', 'paraphrase'];
 const TERMINAL = new Set(['succeeded', 'skipped', 'failed']);
 const JOB_TIMEOUT_MS = 120_000;
 
@@ -105,6 +114,17 @@ function client(apiUrl, key) {
       }
     },
     context: (id, format) => call('GET', `/v1/sessions/${encodeURIComponent(id)}/context?format=${format}`),
+    /** How many events of a type the session has (null if the events could not be read). */
+    async countEvents(id, type) {
+      let n = 0;
+      for (let after = '0'; ;) {
+        const r = await call('GET', `/v1/sessions/${encodeURIComponent(id)}/events?type=${type}&limit=500&order=asc&after=${after}`);
+        if (r.status !== 200) return null;
+        n += r.json.events.length;
+        if (!r.json.nextCursor || r.json.events.length === 0) return n;
+        after = r.json.nextCursor;
+      }
+    },
   };
 }
 
@@ -145,55 +165,78 @@ function score(facts, text) {
   const stale = [];
   for (const f of facts) {
     retained[f.id] = isRetained(f, text);
-    if (f.category === 'value' && isStaleOnly(f, text)) stale.push(f.id);
+    if ((f.category === 'value' || f.category === 'test') && isStaleOnly(f, text)) stale.push(f.id);
   }
   return { retained, stale };
 }
 
-function aggregate(runs, factsBySession) {
-  const cats = {};
-  let kept = 0;
-  let total = 0;
-  let stale = 0;
-  for (const run of runs) {
-    for (const f of factsBySession.get(run.session)) {
-      const c = (cats[f.category] ??= { kept: 0, total: 0 });
-      c.total += 1;
-      total += 1;
-      if (run.retained?.[f.id]) {
-        c.kept += 1;
-        kept += 1;
-      }
-    }
-    stale += run.stale?.length ?? 0;
+/** JSON with object keys sorted, so two reads of the same message compare equal byte for byte. */
+export function canonicalJson(value) {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .filter((k) => value[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`)
+      .join(',')}}`;
   }
-  const sumOf = (k) => runs.reduce((n, r) => n + (r[k] ?? 0), 0);
-  return {
-    cats,
-    overall: total ? kept / total : NaN,
-    kept,
-    total,
-    stale,
-    ratio: median(runs.map((r) => r.ratio).filter(Number.isFinite)),
-    hard: runs.reduce((n, r) => n + (r.problems?.length ?? 0), 0),
-    jobs: { run: sumOf('jobsRun'), succeeded: sumOf('succeeded'), skipped: sumOf('skipped'), failed: sumOf('failed') },
-    fallback: runs.filter((r) => r.fallback).length,
-    readErrors: runs.filter((r) => r.readError).length,
-  };
+  return JSON.stringify(value);
+}
+
+/** A served context as the prefix comparison sees it: the system prompt (if any), then each message, as canonical JSON. */
+const prefixUnits = (ctx) => [...(ctx.system !== undefined && ctx.system !== null ? [`system:${canonicalJson(ctx.system)}`] : []), ...(ctx.messages ?? []).map(canonicalJson)];
+
+/**
+ * Whether the newer read keeps the older read as its prefix. Every unit of the older read must
+ * equal the newer read's unit at the same place, with one allowance for the older read's live
+ * tail (its last assistant message and the messages after it): a message there may instead have
+ * grown at its end (the next append continued it: content blocks or text added after its own,
+ * OpenAI tool calls that were left out while unanswered served once answered). Returns the
+ * index of the first unit that breaks the prefix, or -1.
+ */
+function prefixBreak(olderUnits, olderMessages, newerUnits, newerMessages, offset) {
+  let tail = olderMessages.length - 1;
+  while (tail > 0 && olderMessages[tail].role !== 'assistant') tail -= 1;
+  for (let i = 0; i < olderUnits.length; i += 1) {
+    if (olderUnits[i] === newerUnits[i]) continue;
+    const live = i - offset >= tail && i >= offset;
+    if (!live || !grewAtEnd(olderMessages[i - offset], newerMessages[i - offset])) return i;
+  }
+  return -1;
+}
+
+function grewAtEnd(a, b) {
+  if (!a || !b || a.role !== b.role) return false;
+  const rest = (m) => canonicalJson({ ...m, content: undefined, tool_calls: undefined });
+  if (rest(a) !== rest(b)) return false;
+  const listPrefix = (x = [], y = []) => Array.isArray(x) && Array.isArray(y) && y.length >= x.length && x.every((v, k) => canonicalJson(v) === canonicalJson(y[k]));
+  // OpenAI: the calls of a message whose results had not arrived yet are served once they have.
+  if (!listPrefix(a.tool_calls ?? [], b.tool_calls ?? [])) return false;
+  if (typeof a.content === 'string' && typeof b.content === 'string') return b.content.startsWith(a.content);
+  if ((a.content === null || a.content === undefined || a.content === '') && (b.content === null || b.content === undefined || b.content === '')) return true;
+  return listPrefix(a.content, b.content);
 }
 
 // ------------------------------------------------------------------ the benchmark
 
+function selectSets(options) {
+  const chosen = options.sets ? String(options.sets).split(',').map((x) => x.trim()).filter(Boolean) : [...SET_IDS];
+  for (const id of chosen) if (!SET_IDS.includes(id)) throw new Error(`unknown set ${id}; known: ${SET_IDS.join(', ')}`);
+  return chosen.filter((id) => !(id === 'real' && options['no-real']));
+}
+
 export async function run({ apiUrl, key, root, machine, log, options = {} }) {
-  const { computeBudget, messageCounter } = require(path.join(root, 'dist/apps/api/libs/compaction/src/index.js'));
+  const { computeBudget, budgetFloor, messageCounter } = require(path.join(root, 'dist/apps/api/libs/compaction/src/index.js'));
   const { resolveModel } = require(path.join(root, 'dist/apps/api/libs/tokens/src/index.js'));
   const seed = Number(options.seed ?? DEFAULT_SEED);
   const count = Number(options.count ?? DEFAULT_COUNT);
   const concurrency = Number(options.concurrency ?? 3);
   const presets = options.presets ? String(options.presets).split(',').map((p) => p.trim()) : PRESETS;
   for (const p of presets) if (!PRESETS.includes(p)) throw new Error(`unknown preset ${p}; known: ${PRESETS.join(', ')}`);
+  const setIds = selectSets(options);
   const api = client(apiUrl, key);
   const tag = randomUUID().slice(0, 6);
+  const notes = [];
 
   const hidden = options.sessions ? loadSessionFiles(path.resolve(String(options.sessions))) : null;
   const generated = hidden ?? generateQualitySessions(seed, count);
@@ -201,20 +244,55 @@ export async function run({ apiUrl, key, root, machine, log, options = {} }) {
     dumpSessions(path.resolve(String(options.dump)), generated);
     log(`wrote ${generated.length} sessions to ${options.dump}`);
   }
-  const real = options['no-real'] ? [] : realQualitySessions(path.join(root, 'testdata'));
-  const sets = [
-    { id: 'main', label: hidden ? `session files of \`${options.sessions}\`` : 'generated sessions', sessions: generated, budgets: [BUDGETS.a, BUDGETS.b] },
-    ...(real.length ? [{ id: 'real', label: 'real SWE-agent sessions (testdata/)', sessions: real, budgets: [BUDGETS.b, BUDGETS.c] }] : []),
-  ];
+  const sets = [];
+  if (setIds.includes('generated')) {
+    sets.push({ id: 'generated', label: hidden ? `session files of \`${options.sessions}\`` : 'generated sessions', sessions: generated, budgets: [BUDGETS.a, BUDGETS.b, BUDGETS.s] });
+  }
+  let realSkipped = [];
+  if (setIds.includes('real')) {
+    const aiderLimit = options.aider !== undefined ? Number(options.aider) : Infinity;
+    const { sessions, skipped } = loadRealSessions(path.join(root, 'testdata'), { aiderLimit });
+    realSkipped = skipped;
+    for (const s of skipped) log(`real traces: left out ${s.what} (${s.why})`);
+    sets.push({ id: 'real', label: 'real agent traces (testdata/)', sessions, budgets: [BUDGETS.b, BUDGETS.s] });
+    if (options.dump) {
+      dumpSessions(path.resolve(String(options.dump), 'real'), sessions);
+      log(`wrote ${sessions.length} real sessions to ${path.join(String(options.dump), 'real')}`);
+    }
+  }
+  if (setIds.includes('paraphrase')) {
+    if (hidden) notes.push('The paraphrase set needs the generator: with `--sessions` it is not run.');
+    else {
+      const para = generateQualitySessions(seed, count, { wording: 'paraphrase' });
+      const names = new Set(generated.map((s) => s.name));
+      const same = para.every((s, i) => canonicalJson(s.messages) === canonicalJson(generated[i]?.messages));
+      if (same) notes.push('The generator in this checkout ignores `{ wording: "paraphrase" }`: the paraphrase set equals the generated set.');
+      const renamed = para.map((s) => (names.has(s.name) ? { ...s, name: `para-${s.name}`, facts: s.facts.map((f) => ({ ...f, id: `para-${f.id}` })) } : s));
+      sets.push({ id: 'paraphrase', label: 'generated sessions, paraphrased wording', sessions: renamed, budgets: [BUDGETS.b, BUDGETS.s] });
+    }
+  }
+  if (sets.length === 0) throw new Error('no set to run (see --sets, --no-real)');
+  for (const set of sets) {
+    const counts = {};
+    for (const s of set.sessions) for (const f of s.facts) counts[f.category] = (counts[f.category] ?? 0) + 1;
+    log(`${set.id}: ${set.sessions.length} sessions, facts ${Object.entries(counts).map(([c, n]) => `${c} ${n}`).join(', ')}`);
+  }
   const all = sets.flatMap((s) => s.sessions);
   const factsBySession = new Map(all.map((s) => [s.name, s.facts]));
 
   // 1. Probe: each session appended once, uncompacted, for the service's token counts.
   log(`probing ${all.length} sessions for their token counts`);
   const probe = new Map();
+  const rejected = [];
   await pool(all, concurrency, async (s, i) => {
     const id = `q-${tag}-probe-${i}`;
-    for (const body of batches(s, i, { contextWindow: 100_000_000, outputReserve: 0, policy: 'watermark' })) await api.append(id, body);
+    try {
+      for (const body of batches(s, i, { contextWindow: 100_000_000, outputReserve: 0, policy: 'watermark' })) await api.append(id, body);
+    } catch (error) {
+      rejected.push({ session: s.name, error: String(error.message ?? error) });
+      log(`REJECTED ${s.name}: ${String(error.message ?? error).slice(0, 300)}`);
+      return;
+    }
     const history = await api.history(id);
     const total = history.reduce((n, m) => n + m.tokens, 0);
     const { countMessage } = messageCounter(resolveModel(s.model).spec);
@@ -230,19 +308,43 @@ export async function run({ apiUrl, key, root, machine, log, options = {} }) {
       if (results.length === 0 && m.role !== 'tool') continue;
       toolTokens += m.tokens;
     }
-    probe.set(s.name, { total, messages, recount, missing, toolTokens });
-    log(`probed ${s.name}: ${history.length} messages, ${fmtInt(total)} tokens`);
+    probe.set(s.name, { total, messages, recount, missing, toolTokens, turns: s.turns ?? turnsOf(s) });
   });
-  const sanity = all.flatMap((s) => probe.get(s.name).missing.map((f) => `${s.name}: ${f.id}`));
+  for (const set of sets) set.sessions = set.sessions.filter((s) => probe.has(s.name));
+  log(`probed: ${[...probe.values()].reduce((n, p) => n + p.total, 0).toLocaleString('en-US')} tokens in all`);
+  const sanity = all.flatMap((s) => probe.get(s.name)?.missing.map((f) => `${s.name}: ${f.id}`) ?? []);
   if (sanity.length) log(`WARNING: facts absent from their own full history: ${sanity.join('; ')}`);
 
+  /** The smallest window whose budget reaches the target and passes the budget floor (a budget under it is a 400). */
+  const windows = new Map();
   const windowFor = (budget, s) => {
-    if (budget.window) return budget.window;
-    const target = Math.floor(probe.get(s.name).total * budget.fraction);
+    if (budget.window) return { window: budget.window, target: null, floored: false };
+    const k = `${budget.id}/${s.name}`;
+    if (windows.has(k)) return windows.get(k);
+    const target = Math.max(budget.min ?? 0, Math.floor((probe.get(s.name)?.total ?? 0) * budget.fraction));
+    const ok = (w) => {
+      const b = computeBudget({ contextWindow: w, outputReserve: budget.reserve }).budget;
+      return b >= target && b >= budgetFloor(w);
+    };
     let w = Math.max(1_024, target + budget.reserve);
-    while (computeBudget({ contextWindow: w, outputReserve: budget.reserve }).budget < target) w += Math.max(1, Math.ceil((target - computeBudget({ contextWindow: w, outputReserve: budget.reserve }).budget) / 2));
-    return w;
+    let step = 1_024;
+    while (!ok(w)) w += step;
+    // back off in halving steps to the smallest passing window
+    while (step > 1) {
+      step = Math.floor(step / 2);
+      while (w - step >= 1_024 && ok(w - step)) w -= step;
+    }
+    const out = { window: w, target, budget: computeBudget({ contextWindow: w, outputReserve: budget.reserve }).budget, floored: budgetFloor(w) > target };
+    windows.set(k, out);
+    return out;
   };
+
+  // What the floor allows with a 1,000-token reserve (for the report): the least budget at all, and the window of a 1,500-token budget.
+  const floorFacts = (() => {
+    const least = windowFor({ id: 'least', fraction: 0, reserve: 1_000 }, { name: '(least)' });
+    const summary = windowFor({ id: 'min1500', fraction: 0, min: 1_500, reserve: 1_000 }, { name: '(1500)' });
+    return { least, summary, summaryFloor: budgetFloor(summary.window) };
+  })();
 
   // 2. Every preset at every budget, sessions in parallel.
   const runs = [];
@@ -251,17 +353,19 @@ export async function run({ apiUrl, key, root, machine, log, options = {} }) {
     for (const budget of set.budgets) {
       for (const preset of presets) {
         const started = performance.now();
-        const results = await pool(set.sessions, concurrency, (s, i) => runSession(api, s, `${set.id}-${i}`, i, preset, budget, windowFor(budget, s), tag, probe.get(s.name).total));
+        const results = await pool(set.sessions, concurrency, (s, i) => runSession(api, s, `${set.id}-${i}`, i, preset, budget, windowFor(budget, s).window, tag, probe.get(s.name)));
         const ms = performance.now() - started;
         runs.push(...results.map((r) => ({ ...r, set: set.id, budget: budget.id, method: preset })));
         groups.push({ set: set.id, budget: budget.id, method: preset, ms });
-        const agg = aggregate(results, factsBySession);
-        log(`${set.id} ${budget.short} ${preset}: retention ${fmt(agg.overall * 100)}%, ratio ${fmt(agg.ratio, 3)}, hard ${agg.hard}, jobs ${agg.jobs.run} (${agg.jobs.failed} failed), ${fmt(ms / 1000)} s`);
+        const kept = results.reduce((n, r) => n + Object.values(r.retained ?? {}).filter(Boolean).length, 0);
+        const total = set.sessions.reduce((n, s) => n + s.facts.length, 0);
+        log(`${set.id} ${budget.short} ${preset}: retention ${fmt((kept / total) * 100)}%, hard ${results.reduce((n, r) => n + r.problems.length, 0)}, jobs ${results.reduce((n, r) => n + r.jobsRun, 0)} (${results.reduce((n, r) => n + r.failed, 0)} failed), ${fmt(ms / 1000)} s`);
       }
       // Baselines at the same budgets, from the same messages and counts.
       for (const s of set.sessions) {
         const p = probe.get(s.name);
-        const budgetTokens = computeBudget({ contextWindow: windowFor(budget, s), outputReserve: budget.reserve }).budget;
+        const { window } = windowFor(budget, s);
+        const budgetTokens = computeBudget({ contextWindow: window, outputReserve: budget.reserve }).budget;
         const served = runs.find((r) => r.set === set.id && r.budget === budget.id && r.session === s.name && Number.isFinite(r.budgetTokens));
         if (served && served.budgetTokens !== budgetTokens) log(`WARNING: ${s.name}: the service's budget is ${served.budgetTokens}, the baselines use ${budgetTokens}`);
         const t = truncation(p.messages, budgetTokens);
@@ -274,7 +378,8 @@ export async function run({ apiUrl, key, root, machine, log, options = {} }) {
             budget: budget.id,
             method,
             session: s.name,
-            window: windowFor(budget, s),
+            window,
+            budgetTokens,
             ratio: ctx.tokens / p.total,
             ...(over ? { readError: `over budget: ${fmtInt(ctx.tokens)} tokens for a ${fmtInt(budgetTokens)}-token budget (not sendable; scored 0)` } : {}),
             ...score(s.facts, over ? '' : contextText({ messages: ctx.messages })),
@@ -285,16 +390,21 @@ export async function run({ apiUrl, key, root, machine, log, options = {} }) {
   }
 
   if (options.json) {
-    writeFileSync(path.resolve(String(options.json)), `${JSON.stringify({ seed, count, presets, groups, runs: runs.map(({ retained, ...r }) => ({ ...r, lost: Object.keys(retained ?? {}).filter((k) => !retained[k]) })) }, null, 1)}\n`);
+    writeFileSync(
+      path.resolve(String(options.json)),
+      `${JSON.stringify({ seed, count, presets, sets: sets.map((s) => ({ id: s.id, sessions: s.sessions.map((x) => x.name) })), groups, runs: runs.map(({ retained, ...r }) => ({ ...r, lost: Object.keys(retained ?? {}).filter((k) => !retained[k]) })) }, null, 1)}\n`,
+    );
     log(`wrote the raw results to ${options.json}`);
   }
-  return report({ sets, runs, groups, presets, factsBySession, probe, machine, seed, count, concurrency, hidden: Boolean(hidden), sanity, all });
+  return report({ sets, runs, groups, presets, factsBySession, probe, machine, seed, count, concurrency, hidden: Boolean(hidden), sanity, all, windowFor, realSkipped, rejected, notes, floorFacts, budgets: BUDGETS, defaults: { seed: DEFAULT_SEED, count: DEFAULT_COUNT } });
 }
 
-async function runSession(api, s, key, index, preset, budget, window, tag, total) {
+async function runSession(api, s, key, index, preset, budget, window, tag, probed) {
   const id = `q-${tag}-${preset}-${budget.id}-${key}`;
-  const out = { session: s.name, id, window, jobsRun: 0, succeeded: 0, skipped: 0, failed: 0, problems: [], fallback: null, readError: null, jobErrors: [] };
+  const out = { session: s.name, id, window, turns: probed.turns, jobsRun: 0, succeeded: 0, skipped: 0, failed: 0, compressed: null, problems: [], fallback: null, readError: null, jobErrors: [], fills: [], pairs: 0, prefixKept: 0, breaksWithoutCompaction: 0, breakExample: null, midReadErrors: 0, reads: 0 };
   const started = performance.now();
+  let previous = null; // the previous successful read: its prefix units and context version
+  let last = null;
   try {
     for (const body of batches(s, index, { contextWindow: window, outputReserve: budget.reserve, policy: preset })) {
       const res = await api.append(id, body);
@@ -305,14 +415,43 @@ async function runSession(api, s, key, index, preset, budget, window, tag, total
         out[job.status] += 1;
         if (job.status === 'failed') out.jobErrors.push(job.error);
       }
+      // What the agent would send next: the context after this append (and its compaction).
+      const r = await api.context(id, s.format);
+      out.reads += 1;
+      last = r;
+      if (r.status !== 200) {
+        out.midReadErrors += 1;
+        continue;
+      }
+      const units = prefixUnits(r.json);
+      const offset = units.length - (r.json.messages?.length ?? 0);
+      const version = r.json.contextVersion ?? null;
+      if (previous) {
+        out.pairs += 1;
+        const at = previous.offset === offset ? prefixBreak(previous.units, previous.messages, units, r.json.messages ?? [], offset) : 0;
+        if (at === -1) out.prefixKept += 1;
+        else if (version === previous.version) {
+          // No compaction applied between the two reads (same context version), yet the prefix changed.
+          out.breaksWithoutCompaction += 1;
+          const a = previous.units[at];
+          const b = units[at] ?? '';
+          let c = 0;
+          while (c < a.length && a[c] === b[c]) c += 1;
+          out.breakExample ??= { read: out.pairs, unit: at, of: previous.units.length, char: c, before: a.slice(Math.max(0, c - 60), c + 100), after: b.slice(Math.max(0, c - 60), c + 100), fallback: r.json.fallback ?? null };
+        }
+      }
+      previous = { units, version, offset, messages: r.json.messages ?? [] };
+      // After the session's first compaction (a context version is in force).
+      if (version !== null && r.json.usage?.budget) out.fills.push(r.json.tokens / r.json.usage.budget);
     }
   } catch (error) {
     out.problems.push({ check: 'append', detail: String(error.message ?? error) });
     return out;
   }
+  out.compressed = await api.countEvents(id, 'compressed');
   const reads = {};
   for (const format of ['anthropic', 'openai']) {
-    const r = await api.context(id, format);
+    const r = format === s.format && last ? last : await api.context(id, format);
     if (r.status !== 200) {
       out.readError = `${format}: ${r.status} ${r.json?.error?.code ?? ''} ${r.json?.error?.message ?? ''}`.trim();
       if (r.status !== 422) out.problems.push({ check: `read ${format}`, detail: out.readError });
@@ -332,179 +471,10 @@ async function runSession(api, s, key, index, preset, budget, window, tag, total
     return out;
   }
   out.tokens = native.tokens;
-  out.ratio = native.tokens / total;
+  out.ratio = native.tokens / probed.total;
   out.checkpoints = native.checkpoints?.length ?? 0;
   Object.assign(out, score(s.facts, contextText(native)));
   return out;
-}
-
-// ------------------------------------------------------------------ report
-
-const pct = (x) => (Number.isFinite(x) ? `${fmt(x * 100, 0)}%` : '—');
-const verdict = (ok) => (ok ? 'met' : '**missed**');
-
-function report({ sets, runs, groups, presets, factsBySession, probe, machine, seed, concurrency, hidden, sanity, all }) {
-  const lines = ['## Quality: fact retention under compaction', ''];
-  const sum = (xs) => xs.reduce((n, x) => n + x, 0);
-  const main = sets.find((s) => s.id === 'main');
-  const totals = main.sessions.map((s) => probe.get(s.name).total);
-  const toolShare = sum(main.sessions.map((s) => probe.get(s.name).toolTokens)) / sum(totals);
-  lines.push(
-    `Run ${new Date().toISOString().slice(0, 10)} on ${machine}. The built API and one worker (\`WORKER_CONCURRENCY\` default, summarizer \`local\`) run on the real PostgreSQL and Redis; each session is appended in batches of 6–10 messages, and whenever an append schedules a compaction the client waits for its job before the next append, then reads the context in both provider shapes. ${presets.length} presets and the two baselines are measured in the same run.`,
-    '',
-    hidden
-      ? `Sessions: ${main.sessions.length} ${main.label}, ${fmtInt(Math.min(...totals))}–${fmtInt(Math.max(...totals))} tokens each (median ${fmtInt(median(totals))}); tool output is ${fmt(toolShare * 100, 0)}% of their tokens.`
-      : `Sessions: ${main.sessions.length} generated coding-agent sessions (seed ${seed}; Python, TypeScript and Go projects; ${main.sessions.filter((s) => s.format === 'anthropic').length} Anthropic-shaped, ${main.sessions.filter((s) => s.format === 'openai').length} OpenAI-shaped; parallel tool calls in about a fifth of the turns), ${fmtInt(Math.min(...totals))}–${fmtInt(Math.max(...totals))} tokens each as the service counts them (median ${fmtInt(median(totals))}); tool output (file reads, test runs with tracebacks, greps, shell output) is ${fmt(toolShare * 100, 0)}% of their tokens. Facts are planted in varied wording with seeded random names, mostly in the first 60% of each session (pending tasks at 78–92%, latest values of changing settings at 45–80%), between ordinary steps.`,
-    '',
-  );
-  const catCounts = (set) => {
-    const c = {};
-    for (const s of set.sessions) for (const f of s.facts) c[f.category] = (c[f.category] ?? 0) + 1;
-    return c;
-  };
-  lines.push('How a fact counts as retained (every check reads all text of the context as sent: system prompt, goal block, checkpoint summaries, messages, tool calls and their arguments, tool results, masked or offloaded placeholders; lowercased, whitespace collapsed):', '');
-  const usedCats = new Set(all.flatMap((s) => s.facts.map((f) => f.category)));
-  for (const c of CATEGORIES) if (usedCats.has(c.id)) lines.push(`- **${c.label}**: ${CHECK_RULES[c.id]}.`);
-  lines.push(
-    '',
-    `Compression ratio: context tokens as the service reports them (or the baseline's kept tokens) ÷ the session's total tokens, median over sessions. Hard checks, per session and context read: Anthropic shape (user first, roles alternate, every \`tool_result\` answers a \`tool_use\` of the message right before and every \`tool_use\` is answered in the next), OpenAI shape (tool messages follow the assistant message that called them, every call answered), budget (\`tokens\` ≤ \`usage.budget\`). Baselines, from the session's full history and the per-message token counts the service stored: **truncation** keeps the system prompt and the newest messages that fit, never starting on a tool result whose call was cut; **masking** replaces tool outputs by \`${MASK_PLACEHOLDER}\`, oldest first, until the context fits, then truncates if still over. A baseline context still over the budget (the system prompt, or the system prompt and the newest message, do not fit) could not be sent: it scores 0 for that session, as a \`422 budget_too_small\` read does for the service.`,
-    '',
-  );
-  if (sanity.length) lines.push(`**Warning**: ${sanity.length} fact(s) are not found even in their session's full history (${sanity.slice(0, 5).join('; ')}); their check or session file is wrong.`, '');
-  else lines.push('Sanity: every fact is found by its check in its session\'s full history (100% before compaction).', '');
-
-  const row = (set, budgetId, method) => {
-    const rs = runs.filter((r) => r.set === set.id && r.budget === budgetId && r.method === method);
-    return { rs, agg: aggregate(rs, factsBySession) };
-  };
-  for (const set of sets) {
-    const counts = catCounts(set);
-    const cats = CATEGORIES.filter((c) => counts[c.id]);
-    lines.push(`### ${set.id === 'main' ? (hidden ? 'Session files' : 'Generated sessions') : 'Real SWE-agent sessions'}`, '');
-    if (set.id === 'real') {
-      const rt = set.sessions.map((s) => probe.get(s.name).total);
-      lines.push(`${set.sessions.length} sessions of \`testdata/swe-agent-trajectories\`, ${fmtInt(Math.min(...rt))}–${fmtInt(Math.max(...rt))} tokens each; a 32,000 window would not compact them, so they run at 25% of their tokens and at an 8,000 window. Facts are mined by rule (quality-mine.mjs): identifiers of the task statement that the agent reuses, the files it acts on, exception lines of tool outputs.`, '');
-    }
-    lines.push(`Facts: ${cats.map((c) => `${counts[c.id]} ${c.label}`).join(', ')} (${sum(Object.values(counts))} in all).`, '');
-    const budgetNotes = set.budgets.map((b) => {
-      const rs = runs.filter((r) => r.set === set.id && r.budget === b.id && r.window);
-      const ws = rs.map((r) => r.window);
-      const bs = rs.map((r) => r.budgetTokens).filter(Number.isFinite);
-      return `${b.label}: context window ${fmtInt(Math.min(...ws))}${Math.max(...ws) !== Math.min(...ws) ? `–${fmtInt(Math.max(...ws))}` : ''}, budget ${bs.length ? `${fmtInt(Math.min(...bs))}${Math.max(...bs) !== Math.min(...bs) ? `–${fmtInt(Math.max(...bs))}` : ''}` : 'n/a'} tokens`;
-    });
-    lines.push(`Budgets: ${budgetNotes.join('; ')}.`, '');
-    lines.push(
-      `| budget | method | ${cats.map((c) => c.label).join(' | ')} | overall | context / session | hard-check failures | compactions run / ok / skipped / failed | fallback reads | 422 reads | wall |`,
-      `|---|---|${cats.map(() => '---:').join('|')}|---:|---:|---:|---:|---:|---:|---:|`,
-    );
-    for (const budgetId of set.budgets.map((b) => b.id)) {
-      for (const method of [...presets, 'truncation', 'masking']) {
-        const { agg } = row(set, budgetId, method);
-        const g = groups.find((x) => x.set === set.id && x.budget === budgetId && x.method === method);
-        const baseline = !g;
-        const cells = cats.map((c) => {
-          const v = agg.cats[c.id];
-          const text = v ? pct(v.kept / v.total) : '—';
-          return c.id === 'value' && agg.stale ? `${text} (${agg.stale} stale)` : text;
-        });
-        lines.push(
-          `| ${BUDGETS[budgetId].short} | ${baseline ? `*${method}*` : method === 'balanced' ? '**balanced**' : method} | ${cells.join(' | ')} | ${method === 'balanced' ? `**${pct(agg.overall)}**` : pct(agg.overall)} | ${fmt(agg.ratio, 3)} | ${baseline ? '—' : agg.hard} | ${baseline ? '—' : `${agg.jobs.run} / ${agg.jobs.succeeded} / ${agg.jobs.skipped} / ${agg.jobs.failed}`} | ${baseline ? '—' : agg.fallback} | ${baseline ? '—' : agg.readErrors} | ${baseline ? '—' : `${fmt(g.ms / 1000)} s`} |`,
-        );
-      }
-    }
-    lines.push('');
-  }
-  lines.push(`"stale": changing values for which the context states only an outdated value. Wall time: all sessions of the row, ${concurrency} at a time, appends, compaction jobs and reads included.`, '');
-
-  // Hard-check failures, grouped by method and kind of problem (numbers and ids stripped), with one example each.
-  const failing = runs.filter((r) => r.problems?.length);
-  if (failing.length) {
-    const groupsOf = new Map();
-    for (const r of failing) {
-      for (const p of r.problems) {
-        const kind = `${p.check}: ${p.detail.replace(/^message \d+: /, '').replace(/\b(toolu|call)_\w+/g, '<id>').replace(/\d+/g, 'N')}`;
-        const k = `${r.method}\u0000${kind}`;
-        const g = groupsOf.get(k) ?? { method: r.method, kind, problems: 0, runs: new Set(), example: null };
-        g.problems += 1;
-        g.runs.add(`${r.session}/${r.budget}`);
-        g.example ??= `\`${r.session}\` at ${BUDGETS[r.budget].short} (session id \`${r.id}\`): ${p.detail}`;
-        groupsOf.set(k, g);
-      }
-    }
-    lines.push('Hard-check failures, by method and kind (session runs affected, problems, first example):', '');
-    for (const g of groupsOf.values()) lines.push(`- ${g.method}, ${g.kind} — ${g.runs.size} session run(s), ${g.problems} problem(s); e.g. ${g.example}`);
-    lines.push('');
-  }
-  const jobFailures = runs.filter((r) => r.jobErrors?.length);
-  if (jobFailures.length) {
-    lines.push('Failed compaction jobs (first error per session run):', '');
-    for (const r of jobFailures.slice(0, 12)) lines.push(`- \`${r.session}\` ${r.method} ${BUDGETS[r.budget].short}: ${r.jobErrors.length} failed — ${String(r.jobErrors[0]).slice(0, 200)}`);
-    lines.push('');
-  }
-  const readErrors = runs.filter((r) => r.readError);
-  if (readErrors.length) {
-    lines.push('Context reads that failed (the session scores 0 retention there):', '');
-    for (const r of readErrors.slice(0, 12)) lines.push(`- \`${r.session}\` ${r.method} ${BUDGETS[r.budget].short} (window ${fmtInt(r.window)}): ${r.readError}`);
-    lines.push('');
-  }
-
-  // Targets for balanced.
-  if (presets.includes('balanced')) {
-    const at = (setId, budgetId, method) => row(sets.find((s) => s.id === setId), budgetId, method).agg;
-    const mainA = at('main', 'a', 'balanced');
-    const mainB = at('main', 'b', 'balanced');
-    const limits = (agg) => {
-      const low = CATEGORIES.filter((c) => agg.cats[c.id] && agg.cats[c.id].kept < agg.cats[c.id].total).map((c) => `${c.label} ${pct(agg.cats[c.id].kept / agg.cats[c.id].total)}`);
-      return low.length ? `; limited by ${low.join(', ')}` : '';
-    };
-    const strict = ['constraint', 'locked'].map((c) => {
-      const kept = mainA.cats[c]?.kept + mainB.cats[c]?.kept;
-      const total = mainA.cats[c]?.total + mainB.cats[c]?.total;
-      return { c, kept, total };
-    });
-    const hardAll = runs.filter((r) => r.method === 'balanced').reduce((n, r) => n + (r.problems?.length ?? 0), 0);
-    const versus = sets.flatMap((set) =>
-      set.budgets.map((b) => {
-        const ours = at(set.id, b.id, 'balanced').overall;
-        const t = at(set.id, b.id, 'truncation').overall;
-        const m = at(set.id, b.id, 'masking').overall;
-        return { label: `${set.id === 'main' ? (hidden ? 'files' : 'generated') : 'real'} ${b.short}`, ok: ours > t && ours > m, ours, t, m };
-      }),
-    );
-    const strictLabel = { constraint: 'constraints', locked: 'locked decisions' };
-    const use = (budgetId) => median(runs.filter((r) => r.set === 'main' && r.budget === budgetId && r.method === 'balanced' && r.budgetTokens).map((r) => r.tokens / r.budgetTokens));
-    lines.push(
-      '### Targets for `balanced` with the `local` summarizer',
-      '',
-      `- At least 90% retention overall at the 32k window — ${verdict(mainA.overall >= 0.9)} (${pct(mainA.overall)}, ${mainA.kept}/${mainA.total}${mainA.overall >= 0.9 ? '' : limits(mainA)}; the final context fills ${pct(use('a'))} of its budget, median).`,
-      `- At least 90% retention overall at 25% of the session — ${verdict(mainB.overall >= 0.9)} (${pct(mainB.overall)}, ${mainB.kept}/${mainB.total}${mainB.overall >= 0.9 ? '' : limits(mainB)}; the final context fills ${pct(use('b'))} of its budget, median).`,
-      `- 100% of constraints and locked decisions (both budgets) — ${verdict(strict.every((x) => x.kept === x.total))} (${strict.map((x) => `${strictLabel[x.c]} ${x.kept}/${x.total}`).join(', ')}).`,
-      `- 0 hard-check failures — ${verdict(hardAll === 0)} (${hardAll}, all sessions and budgets).`,
-      `- Above both baselines at every budget — ${verdict(versus.every((v) => v.ok))} (${versus.map((v) => `${v.label}: ${pct(v.ours)} vs truncation ${pct(v.t)}, masking ${pct(v.m)}`).join('; ')}).`,
-      '',
-    );
-    const lost = runs
-      .filter((r) => r.method === 'balanced' && r.retained)
-      .flatMap((r) => factsBySession.get(r.session).filter((f) => !r.retained[f.id]).map((f) => ({ r, f })));
-    if (lost.length) {
-      const byCat = CATEGORIES.map((c) => ({ c, items: lost.filter((x) => x.f.category === c.id) })).filter((x) => x.items.length);
-      lines.push(`Facts \`balanced\` lost: ${lost.length} (${byCat.map((x) => `${x.items.length} ${x.c.label}`).join(', ')}), over all budgets and sessions. Examples (where the fact was planted, how far into the session):`, '');
-      for (const { items } of byCat) {
-        const picks = [items[0], items.find((x) => x.r.budget !== items[0].r.budget && x.r.session !== items[0].r.session)].filter(Boolean);
-        for (const { r, f } of picks) {
-          lines.push(`- ${f.category}, ${BUDGETS[r.budget].short}, \`${r.session}\`${f.where ? `, ${f.where.replace('_', ' ')}` : ''}${Number.isFinite(f.at) ? ` at ${fmt(f.at * 100, 0)}%` : ''}: ${String(f.text ?? JSON.stringify(f.check)).replace(/\s+/g, ' ').slice(0, 140)}`);
-        }
-      }
-      lines.push('');
-    }
-  }
-
-  lines.push(
-    '### Measuring other sessions',
-    '',
-    `\`npm run bench -- quality --dump <dir>\` (or, without starting anything, \`node bench/quality.mjs --dump <dir>\`) writes the generated sessions as JSON files \`{ name, format, model, system?, messages, facts: [{ id, category, check: { all?: [terms], near?: [name, value, maxChars] }, stale?, where?, at?, text? }] }\`. \`npm run bench -- quality --sessions <dir>\` measures every \`*.json\` file of \`<dir>\` in that format instead of the generated set, with the same budgets, presets, baselines, checks and report (categories: ${CATEGORIES.map((c) => `\`${c.id}\``).join(', ')}). Other options: \`--seed N\`, \`--count N\` (generated sessions; default ${DEFAULT_SEED}, ${DEFAULT_COUNT}), \`--presets a,b\`, \`--concurrency N\` (sessions at a time, default 3), \`--no-real\`, \`--json FILE\` (raw per-session results).`,
-  );
-  return lines.join('\n');
 }
 
 // `node bench/quality.mjs --dump DIR`: write the generated sessions without running anything.

@@ -22,7 +22,7 @@ const BENCHES = {
 /** Benchmarks that need a worker process running the compaction jobs next to the API. */
 const NEEDS_WORKER = new Set(['quality', 'proxy']);
 /** Options that take a value (`--name value` or `--name=value`); any other `--flag` is boolean. */
-const VALUE_OPTIONS = new Set(['sessions', 'dump', 'seed', 'count', 'presets', 'concurrency', 'json']);
+const VALUE_OPTIONS = new Set(['sessions', 'dump', 'seed', 'count', 'presets', 'concurrency', 'json', 'sets', 'aider']);
 const PORT = Number(process.env.BENCH_PORT || 3190);
 
 async function recreateDatabase(baseUrl, name) {

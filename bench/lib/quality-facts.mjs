@@ -14,7 +14,7 @@
 // only an outdated value can be counted apart ("stale only"): that is a wrong answer, not
 // just a forgotten one.
 
-/** Categories in report order; `task` comes from the real sessions only. */
+/** Categories in report order; `task`, `url`, `ident` and `test` come from the real sessions only. */
 export const CATEGORIES = [
   { id: 'error', label: 'error' },
   { id: 'path', label: 'path' },
@@ -24,18 +24,24 @@ export const CATEGORIES = [
   { id: 'pending', label: 'pending task' },
   { id: 'value', label: 'changing value' },
   { id: 'task', label: 'task identifier' },
+  { id: 'url', label: 'url' },
+  { id: 'ident', label: 'identifier' },
+  { id: 'test', label: 'test result' },
 ];
 
 /** How each category is checked, for the report. */
 export const CHECK_RULES = {
-  error: 'the error code or exception type and its distinctive identifier (constraint name, key, module, port, …) all occur',
-  path: 'the exact file path occurs',
+  error: 'the error code or exception type and its distinctive identifier (constraint name, key, module, port, …) all occur (mined: the exception type or lint code and the least frequent quoted string or identifier of its message)',
+  path: 'the exact file path occurs (mined: the shortest form with a directory that the agent used)',
   decision: 'the chosen option and the rejected one both occur',
   locked: 'the chosen option and its subject both occur (planted as `[DECISION] … - LOCKED` in assistant text)',
-  constraint: 'the key terms of the instruction occur (the command and environment, function, secret name, directory, feature flag or runtime version it is about)',
+  constraint: 'the key terms of the instruction occur (generated: the command and environment, function, secret name, directory, feature flag or runtime version it is about; mined: the three least frequent words of 4+ letters or identifiers of the sentence)',
   pending: 'the key terms of the open task occur (what to do and what it is about)',
   value: "the setting's name with its latest value within 80 characters; an earlier value there without the latest is counted as stale",
-  task: "the identifier from the task statement occurs",
+  task: 'the identifier from the task statement occurs',
+  url: 'the exact URL occurs',
+  ident: 'the identifier (commit hash, issue or ticket id, environment variable name) occurs',
+  test: "the test's name with its latest result within 60 characters; an earlier result there without the latest is counted as stale",
 };
 
 export const normalize = (text) => String(text).toLowerCase().replace(/\s+/g, ' ');
