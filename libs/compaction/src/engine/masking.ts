@@ -2,6 +2,9 @@ import { Block, CanonicalMessage, ToolResultBlock } from '../messages/canonical'
 import { Protection } from './protection';
 import { CountMessage, SessionMessage } from './types';
 import { placeholderKeys } from '../ledger/placeholder';
+import { errorLines } from '../ledger/errors';
+
+export { errorLines };
 
 export interface MaskingParams {
   /** Tool outputs of the latest K assistant turns stay visible (`balanced`: 10). */
@@ -16,67 +19,6 @@ export interface MaskingResult {
   masked: number[];
   tokensBefore: number;
   tokensAfter: number;
-}
-
-/** Lines that report a failure: what an agent most needs to remember of an output it no longer sees. */
-const ERROR_LINE = /\b(error|exception|traceback|failed|failure|fatal|panic|denied|not found|cannot|unable to|refused|timed out|timeout)\b|\bE\s{2,}|exit (code|status) [1-9]|\bHTTP\/\d(\.\d)? [45]\d\d\b|\b[45]\d\d (Bad|Unauthorized|Forbidden|Not Found|Conflict|Too Many|Internal|Service|Gateway)/i;
-/** A named failure: an exception or error type, an error code, a panic, an HTTP error status. */
-const NAMED_FAILURE = /\b[A-Z]\w*(Error|Exception|Violation|Fault)\b|\bE[A-Z]{4,}\b|\b(TS|E|P|CS|ERR)\d{3,5}\b|^(panic|fatal error|error(\[\w+\])?):|\bHTTP\/\d(\.\d)? [45]\d\d\b/;
-/** Run summaries name no failure themselves ("Tests: 1 failed, 228 passed"); the failure line does. */
-const SUMMARY_LINE = /^(Test Suites|Tests|Ran \d|=+ .* =+$|FAILED \(|\d+ (failed|passed)|ok\s|--- (PASS|FAIL))/;
-/** The frame that names where it failed: Go's first frame after `goroutine N [running]:`, Python's last `File "…", line N, in f`. */
-const GO_GOROUTINE = /^goroutine \d+ \[running\]:$/;
-const PY_FRAME = /^File "[^"]+", line \d+, in \S+/;
-
-const cut200 = (line: string) => (line.length > 200 ? `${line.slice(0, 199)}…` : line);
-/**
- * Source code, not a report: numbered listing lines, diff lines, declarations and statements
- * (`raise ValueError(…)` in a file read, `import { NotFoundException }` in a diff). A traceback's
- * code line is followed by the exception line, which is the one to keep.
- */
-const CODE_LINE =
-  /^(?:[+-]\s*)?(?:\d+\s*[:|]\s|\d+\t|import\s|from\s+\S+\s+import\s|export\s|(?:const|let|var|def|class|func|fn|package|return|raise|throw|elif|except|catch|public|private|protected|static)\b|#include\b|@\w)|[;{]\s*$/;
-const indentOf = (line: string) => line.length - line.trimStart().length;
-
-/**
- * Up to three distinct failure lines of an output, each cut to 200 characters, in their order
- * (deterministic): named failures first (exception types, error codes, panics, HTTP error
- * statuses), with the stack frame that says where, then other failure lines; run summaries last.
- */
-export function errorLines(text: string): string[] {
-  const raw = text.split('\n');
-  const lines = raw.map((l) => l.trim());
-  const scored: { i: number; score: number }[] = [];
-  /** A named failure's indented continuation ("  In the call to 'f'.", a diagnostic's detail line) goes with it. */
-  const continuation = new Map<number, string>();
-  let lastPyFrame = -1;
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i];
-    if (line.length === 0) continue;
-    if (PY_FRAME.test(line)) lastPyFrame = i;
-    if (CODE_LINE.test(line)) continue;
-    if (!ERROR_LINE.test(line) && !NAMED_FAILURE.test(line)) continue;
-    const named = NAMED_FAILURE.test(line);
-    const next = lines[i + 1];
-    if (named && next && indentOf(raw[i + 1]) > indentOf(raw[i]) && !CODE_LINE.test(next) && !PY_FRAME.test(next) && !NAMED_FAILURE.test(next)) continuation.set(i, next);
-    scored.push({ i, score: named ? 3 : SUMMARY_LINE.test(line) ? 0 : 1 });
-    // A named failure's location: the innermost Python frame before it, or the Go frame after the panic.
-    if (named && lastPyFrame >= 0 && lastPyFrame > i - 4) scored.push({ i: lastPyFrame, score: 2.5 });
-    if (/^(panic|fatal error):/.test(line)) {
-      const g = lines.findIndex((l, k) => k > i && k < i + 6 && GO_GOROUTINE.test(l));
-      if (g >= 0 && lines[g + 1]) scored.push({ i: g + 1, score: 2.5 });
-    }
-  }
-  const chosen = new Set<number>();
-  const seen = new Set<string>();
-  for (const { i } of [...scored].sort((a, b) => b.score - a.score || a.i - b.i)) {
-    const line = cut200(lines[i]);
-    if (seen.has(line)) continue;
-    seen.add(line);
-    chosen.add(i);
-    if (chosen.size === 3) break;
-  }
-  return [...chosen].sort((a, b) => a - b).map((i) => (continuation.has(i) ? `${cut200(lines[i])} ${cut200(continuation.get(i) ?? '')}` : cut200(lines[i])));
 }
 
 const resultText = (b: ToolResultBlock): string =>

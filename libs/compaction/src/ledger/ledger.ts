@@ -18,7 +18,6 @@ import {
   classifyNonAssistant,
   collapse,
   commandOfInput,
-  errorCodesIn,
   IDENT_TOKEN,
   isErrorCodeName,
   isIdentifier,
@@ -33,6 +32,7 @@ import {
   takePaths,
   toolResultText,
 } from './rules';
+import { errorLines } from './errors';
 import { choicesAndNextSteps, constraintSentences, exitStatusOf, hashesIn, pathOperationsOf, settingsIn, testResultsIn, ticketIdsIn, todosOf, urlsIn } from './recognize';
 
 export type LedgerKind = 'constraint' | 'decision' | 'task' | 'error' | 'test' | 'path' | 'url' | 'setting' | 'version' | 'identifier' | 'command';
@@ -237,6 +237,7 @@ export class FactsLedger {
         } else {
           const lines = classifyNonAssistant(b.text, role === 'tool' || msg.role === 'tool' ? 'tool' : 'user');
           scanLines(mentions, lines);
+          scanErrors(mentions, b.text);
           if (role === 'user') for (const s of constraintSentences(lines.filter((l) => l.source === 'said').map((l) => l.text).join('\n'))) mentions.push({ kind: 'constraint', value: s.text, source: 'said', ...(s.strong ? {} : { state: 'request' }) });
         }
       } else if (b.type === 'tool_use') {
@@ -254,6 +255,7 @@ export class FactsLedger {
         const text = toolResultText(b.content);
         const before = mentions.length;
         scanLines(mentions, classifyNonAssistant(text, 'tool'));
+        scanErrors(mentions, text);
         if (call) for (let i = before; i < mentions.length; i++) mentions[i].tool = call.name;
         if (call?.command) {
           const status = exitStatusOf(text, b.isError);
@@ -280,13 +282,22 @@ function checkboxTasks(text: string): Mention[] {
   return out;
 }
 
+/**
+ * A report's error signatures (ledger/errors.ts: named failures with the frame that says where,
+ * then other failure lines; at most three), as error entries keyed without their numbers (the
+ * same failure on another line or port is the same entry). Python's `Traceback (most recent call
+ * last):` header names nothing.
+ */
+function scanErrors(out: Mention[], text: string): void {
+  for (const line of errorLines(text.length > 200_000 ? text.slice(-200_000) : text)) {
+    if (line.startsWith('Traceback (most recent call last)')) continue;
+    const value = collapse(line);
+    out.push({ kind: 'error', value, source: 'error', key: keyOf(value.replace(/\d+/g, '#')) });
+  }
+}
+
 function scanLine(out: Mention[], line: string, source: Source): void {
   if (line.length > 2_000) line = line.slice(0, 2_000);
-  const codes = errorCodesIn(line);
-  if (source === 'error' && codes.length > 0) {
-    const text = collapse(line).slice(0, 200);
-    out.push({ kind: 'error', value: text, source, key: keyOf(text.replace(/\d+/g, '#')) });
-  }
   for (const t of testResultsIn(line)) out.push({ kind: 'test', value: t.name, source: source === 'output' ? 'error' : source, state: t.result });
   for (const u of urlsIn(line)) out.push({ kind: 'url', value: u, source });
   for (const s of settingsIn(line, source === 'said')) out.push({ kind: s.version ? 'version' : 'setting', value: `${s.name}${s.separator}${s.value}`, key: keyOf(s.name), source });
