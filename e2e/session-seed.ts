@@ -93,14 +93,15 @@ export async function seedCompactedSession(id: string, compactions = 2): Promise
 /**
  * 24 messages (about half the budget): no compaction yet. The policy summarizes down to 30% of the
  * budget, so a manual "Compact now" really summarizes instead of being skipped as too small.
+ * `overrides` adds to that policy (e.g. a small ledgerFraction, so the Facts section must leave entries out).
  */
-export async function seedQuietSession(id: string, messages = 24): Promise<void> {
+export async function seedQuietSession(id: string, messages = 24, overrides: Record<string, unknown> = {}): Promise<void> {
   for (let i = 0; i < messages; i += 8) {
     const res = await api<Appended>(`/v1/sessions/${id}/messages`, {
       method: 'POST',
       body: {
         ...SMALL_WINDOW,
-        policy: { preset: 'balanced', overrides: { summarizeAbove: 0.3, summarizeDownTo: 0.3 } },
+        policy: { preset: 'balanced', overrides: { summarizeAbove: 0.3, summarizeDownTo: 0.3, ...overrides } },
         format: 'openai',
         messages: LONG.slice(i, Math.min(i + 8, messages)),
       },

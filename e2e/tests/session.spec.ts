@@ -182,7 +182,11 @@ test('Compact now: the events list follows the compaction live, without a reload
   // A marker that a reload would wipe out.
   await page.evaluate(() => ((window as unknown as { __sameDocument: boolean }).__sameDocument = true));
 
+  // Compact now previews first (a dry run); Apply runs the compaction.
   await page.getByRole('button', { name: 'Compact now' }).click();
+  const preview = page.getByRole('dialog', { name: 'Preview compaction' });
+  await expect(preview.getByTestId('compaction-preview')).toHaveAttribute('data-state', 'ready');
+  await preview.getByRole('button', { name: 'Apply' }).click();
   await expect(page.getByTestId('action-status')).toContainText('Compaction queued');
   const events = page.getByTestId('events-list');
   await expect(events.locator('[data-event-type="compaction-started"]')).toHaveCount(1);

@@ -10,6 +10,7 @@ const ckpt = (over: Partial<CheckpointView> & Pick<CheckpointView, 'id' | 'fromS
   filesModified: [],
   nextSteps: [],
   factsSurvived: 0.9,
+  facts: null,
   createdAt: '2026-11-23T14:25:01.000Z',
   ...over,
 });
@@ -42,6 +43,11 @@ describe('checkpointTimeline', () => {
     expect(timeline.lanes[0].checkpoints[0].agedInto).toEqual({ id: 'ckpt_b', anchor: 'checkpoint-ckpt_b' });
     expect(timeline).toMatchObject({ total: 3, inContext: 2 });
     expect(timeline.summary).toBe('3 checkpoints, 2 in the context: messages 2–28 at level old (677 tokens); messages 29–65 at level recent (1,358 tokens).');
+  });
+
+  it("carries a checkpoint's Facts section, and none when it is empty", () => {
+    const timeline = checkpointTimeline([ckpt({ id: 'ckpt_f', fromSeq: 1, toSeq: 9, level: 'recent', facts: '- Files: src/a.ts (edited)\r\n- URLs: https://x.test' }), ckpt({ id: 'ckpt_g', fromSeq: 10, toSeq: 12, level: 'recent', facts: '  ' })], 12);
+    expect(timeline.lanes[0].checkpoints.map((c) => c.facts)).toEqual(['- Files: src/a.ts (edited)\n- URLs: https://x.test', null]);
   });
 
   it('says when nothing was summarized yet', () => {

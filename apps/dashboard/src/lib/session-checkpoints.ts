@@ -39,6 +39,8 @@ export interface CheckpointCard {
   filesModified: string[];
   nextSteps: string[];
   factsSurvived: string | null;
+  /** The Facts section appended to the summary: ledger entries the summary lacked (null: none). */
+  facts: string | null;
   /** Position on the seq axis, in % of the history: where the bar starts and how wide it is. */
   bar: { left: number; width: number };
 }
@@ -85,6 +87,7 @@ export function checkpointTimeline(checkpoints: CheckpointView[], messageCount: 
       filesModified: c.filesModified,
       nextSteps: c.nextSteps,
       factsSurvived: c.factsSurvived == null ? null : formatPercent(c.factsSurvived),
+      facts: c.facts?.trim() ? c.facts.replace(/\r\n?/g, '\n') : null,
       bar: { left, width: Math.max(((c.toSeq - c.fromSeq + 1) / span) * 100, 0.75) },
     };
   });

@@ -104,6 +104,15 @@ export function CheckpointTimeline({ timeline, messageCount }: { timeline: Timel
                           </dl>
                         ) : null}
                       </details>
+                      {c.facts ? (
+                        <details className={styles.details} data-testid="checkpoint-facts">
+                          <summary>Facts section</summary>
+                          <p className={styles.checkpointMeta}>Facts the summary lacked, appended to it as they were written.</p>
+                          <pre className={styles.pre}>
+                            <code>{c.facts}</code>
+                          </pre>
+                        </details>
+                      ) : null}
                     </li>
                   ))}
                 </ol>

@@ -16,14 +16,23 @@ export function ConfirmDialog({
   children,
   confirmLabel,
   busy,
+  confirmDisabled,
+  tone = 'danger',
+  wide,
   onConfirm,
   onClose,
 }: {
   open: boolean;
   title: string;
   children: ReactNode;
-  confirmLabel: string;
+  /** null: nothing to confirm, only Cancel (e.g. a preview that found nothing to do). */
+  confirmLabel: string | null;
   busy?: boolean;
+  /** The confirm button waits (e.g. for a preview) while Cancel stays usable. */
+  confirmDisabled?: boolean;
+  tone?: 'danger' | 'primary';
+  /** A wider dialog whose body scrolls, for long content such as a preview. */
+  wide?: boolean;
   onConfirm: () => void;
   onClose: () => void;
 }) {
@@ -75,7 +84,7 @@ export function ConfirmDialog({
   };
 
   return (
-    <dialog ref={ref} className={styles.dialog} aria-labelledby={titleId} aria-describedby={bodyId} onKeyDown={trapTab}>
+    <dialog ref={ref} className={wide ? `${styles.dialog} ${styles.dialogWide}` : styles.dialog} aria-labelledby={titleId} aria-describedby={wide ? undefined : bodyId} onKeyDown={trapTab}>
       <h2 id={titleId} className={styles.dialogTitle}>
         {title}
       </h2>
@@ -86,9 +95,11 @@ export function ConfirmDialog({
         <button ref={cancelRef} type="button" className={styles.secondaryButton} onClick={() => ref.current?.close()} disabled={busy}>
           Cancel
         </button>
-        <button type="button" className={styles.dangerButton} onClick={onConfirm} disabled={busy} aria-busy={busy}>
-          {busy ? 'Working…' : confirmLabel}
-        </button>
+        {confirmLabel !== null ? (
+          <button type="button" className={tone === 'danger' ? styles.dangerButton : styles.primaryButton} onClick={onConfirm} disabled={busy || confirmDisabled} aria-busy={busy}>
+            {busy ? 'Working…' : confirmLabel}
+          </button>
+        ) : null}
       </div>
     </dialog>
   );

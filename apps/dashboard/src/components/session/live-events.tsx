@@ -3,8 +3,10 @@
 import Link from 'next/link';
 import { useRouter } from 'next/navigation';
 import { useEffect, useRef, useState } from 'react';
+import { auditedEvents, type CompactionAudit } from '../../lib/compaction-audit';
 import { formatClock, formatTimestamp } from '../../lib/session-format';
 import { eventTone, latestEventId, mergeEvents, parseEventView, REFRESHING_EVENT_TYPES, runningCompaction, type EventView } from '../../lib/session-events';
+import { LedgerGroups } from './ledger-entries';
 import styles from './session.module.css';
 
 type StreamState = 'connecting' | 'live' | 'reconnecting' | 'unavailable' | 'paged';
@@ -97,19 +99,62 @@ export function LiveEvents({ sessionId, initial, paging = { older: null, newest:
         </p>
       ) : (
         <ol className={styles.eventList} data-testid="events-list">
-          {events.map((e) => (
+          {auditedEvents(events).map(({ event: e, audit }) => (
             <li key={e.id} className={styles.event} data-event-id={e.id} data-event-type={e.type} data-tone={eventTone(e.type)}>
               <time dateTime={e.createdAt} title={formatTimestamp(e.createdAt)} className={styles.eventTime}>
                 {formatClock(e.createdAt)}
               </time>
               <span className={styles.eventType}>{e.type}</span>
               <span className={styles.eventLine}>{e.line}</span>
+              {audit ? <AuditDetails audit={audit} /> : null}
             </li>
           ))}
         </ol>
       )}
       <ListPager paging={paging} noun="events" />
     </section>
+  );
+}
+
+/** What one compaction did: tokens, cost, prompt prefix, and its facts ledger (the entries behind a disclosure). */
+function AuditDetails({ audit }: { audit: CompactionAudit }) {
+  return (
+    <div className={styles.audit} data-testid="compaction-audit" data-job-id={audit.jobId}>
+      <dl className={styles.auditFigures}>
+        {audit.tokens ? (
+          <div>
+            <dt>Tokens</dt>
+            <dd data-testid="audit-tokens">{audit.tokens}</dd>
+          </div>
+        ) : null}
+        {audit.cost ? (
+          <div>
+            <dt>Cost</dt>
+            <dd data-testid="audit-cost">{audit.cost}</dd>
+          </div>
+        ) : null}
+        {audit.prefix ? (
+          <div>
+            <dt title="The messages at the start of the context that stay the same, so a provider's prompt cache still matches them">Prompt prefix</dt>
+            <dd data-testid="audit-prefix" data-changed={audit.prefix.changed}>
+              {audit.prefix.text}
+            </dd>
+          </div>
+        ) : null}
+        {audit.ledger ? (
+          <div>
+            <dt>Facts</dt>
+            <dd data-testid="audit-ledger">{audit.ledger.text}</dd>
+          </div>
+        ) : null}
+      </dl>
+      {audit.ledger ? (
+        <details className={styles.details}>
+          <summary>Facts ledger entries</summary>
+          <LedgerGroups ledger={audit.ledger} />
+        </details>
+      ) : null}
+    </div>
   );
 }
 

@@ -12,7 +12,7 @@ const label = z.string().trim().max(200);
 const NO_KEY: ActionResult = { ok: false, message: 'No API key: enter one in Settings.' };
 const BAD_INPUT: ActionResult = { ok: false, message: 'That request is not valid.' };
 
-/** POST /v1/sessions/:id/compact: queues a manual compaction; the events list shows it run. */
+/** POST /v1/sessions/:id/compact: queues a manual compaction (the preview dialog's Apply); the events list shows it run. */
 export async function compactNowAction(id: string): Promise<ActionResult> {
   if (!sessionId.safeParse(id).success) return BAD_INPUT;
   const client = await authedClient();
