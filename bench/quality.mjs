@@ -17,6 +17,7 @@
 //
 //   npm run bench -- quality [--sets a,b] [--sessions DIR] [--dump DIR] [--seed N] [--count N]
 //                            [--presets a,b] [--concurrency N] [--no-real] [--aider N] [--json FILE]
+//                            [--overrides JSON] [--no-write]   (policy overrides for every session; do not write docs)
 //   node bench/quality.mjs --dump DIR [--seed N] [--count N]   (writes the sessions, runs nothing)
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -234,6 +235,8 @@ export async function run({ apiUrl, key, root, machine, log, options = {} }) {
   const presets = options.presets ? String(options.presets).split(',').map((p) => p.trim()) : PRESETS;
   for (const p of presets) if (!PRESETS.includes(p)) throw new Error(`unknown preset ${p}; known: ${PRESETS.join(', ')}`);
   const setIds = selectSets(options);
+  const overrides = options.overrides ? JSON.parse(String(options.overrides)) : undefined;
+  if (overrides) log(`policy overrides for every session: ${JSON.stringify(overrides)}`);
   const api = client(apiUrl, key);
   const tag = randomUUID().slice(0, 6);
   const notes = [];
@@ -353,7 +356,7 @@ export async function run({ apiUrl, key, root, machine, log, options = {} }) {
     for (const budget of set.budgets) {
       for (const preset of presets) {
         const started = performance.now();
-        const results = await pool(set.sessions, concurrency, (s, i) => runSession(api, s, `${set.id}-${i}`, i, preset, budget, windowFor(budget, s).window, tag, probe.get(s.name)));
+        const results = await pool(set.sessions, concurrency, (s, i) => runSession(api, s, `${set.id}-${i}`, i, preset, budget, windowFor(budget, s).window, tag, probe.get(s.name), overrides));
         const ms = performance.now() - started;
         runs.push(...results.map((r) => ({ ...r, set: set.id, budget: budget.id, method: preset })));
         groups.push({ set: set.id, budget: budget.id, method: preset, ms });
@@ -399,14 +402,14 @@ export async function run({ apiUrl, key, root, machine, log, options = {} }) {
   return report({ sets, runs, groups, presets, factsBySession, probe, machine, seed, count, concurrency, hidden: Boolean(hidden), sanity, all, windowFor, realSkipped, rejected, notes, floorFacts, budgets: BUDGETS, defaults: { seed: DEFAULT_SEED, count: DEFAULT_COUNT } });
 }
 
-async function runSession(api, s, key, index, preset, budget, window, tag, probed) {
+async function runSession(api, s, key, index, preset, budget, window, tag, probed, overrides) {
   const id = `q-${tag}-${preset}-${budget.id}-${key}`;
   const out = { session: s.name, id, window, turns: probed.turns, jobsRun: 0, succeeded: 0, skipped: 0, failed: 0, compressed: null, problems: [], fallback: null, readError: null, jobErrors: [], fills: [], pairs: 0, prefixKept: 0, breaksWithoutCompaction: 0, breakExample: null, midReadErrors: 0, reads: 0 };
   const started = performance.now();
   let previous = null; // the previous successful read: its prefix units and context version
   let last = null;
   try {
-    for (const body of batches(s, index, { contextWindow: window, outputReserve: budget.reserve, policy: preset })) {
+    for (const body of batches(s, index, { contextWindow: window, outputReserve: budget.reserve, policy: overrides ? { preset, overrides } : preset })) {
       const res = await api.append(id, body);
       out.budgetTokens ??= res.usage?.budget;
       if (res.compaction?.jobId) {

@@ -22,7 +22,7 @@ const BENCHES = {
 /** Benchmarks that need a worker process running the compaction jobs next to the API. */
 const NEEDS_WORKER = new Set(['quality', 'proxy']);
 /** Options that take a value (`--name value` or `--name=value`); any other `--flag` is boolean. */
-const VALUE_OPTIONS = new Set(['sessions', 'dump', 'seed', 'count', 'presets', 'concurrency', 'json', 'sets', 'aider']);
+const VALUE_OPTIONS = new Set(['sessions', 'dump', 'seed', 'count', 'presets', 'concurrency', 'json', 'sets', 'aider', 'overrides']);
 const PORT = Number(process.env.BENCH_PORT || 3190);
 
 async function recreateDatabase(baseUrl, name) {
@@ -160,14 +160,15 @@ async function main() {
       step(`bench: ${name}`);
       const bench = await BENCHES[name]();
       const markdown = await bench.run({ apiUrl: `http://127.0.0.1:${PORT}`, key, databaseUrl: benchUrl, root, machine, options, log: (line) => console.log(`  ${line}`) });
-      writeSection(name, markdown);
+      // `--no-write`: an experiment (another policy override, say) that must not replace the documented run.
+      if (!options['no-write']) writeSection(name, markdown);
       console.log(markdown);
     }
   } finally {
     worker?.kill('SIGTERM');
     api.kill('SIGTERM');
   }
-  console.log('\nwrote docs/benchmarks.md');
+  if (!options['no-write']) console.log('\nwrote docs/benchmarks.md');
 }
 
 main().catch((error) => {

@@ -15,7 +15,7 @@ const count = z.number().int().nonnegative();
 export const ledgerEntrySchema = z.object({ kind: z.string().min(1), text: z.string(), seq: z.number().int() });
 export type LedgerEntry = z.infer<typeof ledgerEntrySchema>;
 
-const ledgerCountsSchema = z.object({
+export const ledgerCountsSchema = z.object({
   listed: count,
   kept: count,
   repaired: count,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { components } from '../api/schema';
-import { costText, ledgerCountsText, ledgerEntrySchema, tokensText, type LedgerEntry } from './compaction-audit';
+import { costText, ledgerCountsSchema, ledgerCountsText, ledgerEntrySchema, tokensText, type LedgerEntry } from './compaction-audit';
 import { formatTokens } from './session-format';
 
 type CompactResponse = components['schemas']['CompactResponse'];
@@ -13,16 +13,7 @@ type CompactResponse = components['schemas']['CompactResponse'];
 
 const count = z.number().int().nonnegative();
 
-const ledgerViewSchema = z.object({
-  text: z.string(),
-  listed: count,
-  kept: count,
-  repaired: count,
-  dropped: count,
-  keptEntries: z.array(ledgerEntrySchema),
-  repairedEntries: z.array(ledgerEntrySchema),
-  droppedEntries: z.array(ledgerEntrySchema),
-});
+const ledgerViewSchema = ledgerCountsSchema.extend({ text: z.string() });
 
 const readySchema = z.object({
   kind: z.literal('ready'),

@@ -12,7 +12,8 @@ import { FallbackOptions, FallbackResult, FallbackStep, fitToBudget } from './fa
 import { maskObservations } from './masking';
 import { ProtectionPolicy, protectionOf } from './protection';
 import { CountMessage, SessionMessage } from './types';
-import { checkpointMessage, contentId } from './version';
+import { checkpointMessage, contentId, FACTS_HEADER } from './version';
+import { CONSTRAINTS_LABEL } from '../ledger/render';
 
 /** A cheap deterministic counter (the engine takes counting injected): 4 characters a token, 3 per message, 85 per image. */
 const count: CountMessage = (m) => {
@@ -250,7 +251,38 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     expect(out.latestMessages).toBe(2);
   });
 
-  it('drops checkpoints oldest first, only once the unprotected turns are gone, and before protected content gives way', () => {
+  it('checkpoints first lose their prose and keep their Facts section; a dropped one keeps the user constraints of it (Guarantee 3)', () => {
+    const facts = (c: SessionMessage, body: string): SessionMessage => {
+      const block = c.message.blocks[0] as { type: 'text'; text: string };
+      const message = { ...c.message, blocks: [{ type: 'text' as const, text: `${block.text}\n\n${FACTS_HEADER}\n${body}` }] };
+      return { ...c, message, tokens: count(message) };
+    };
+    const context = session([
+      system('You are a coding agent.'),
+      checkpoint(1, 40, words('early', 300)), // 2
+      user('Carry on.'), // 3
+      say('Carrying on.'), // 4
+    ]);
+    context[1] = facts(context[1], `- ${CONSTRAINTS_LABEL}:\n  - "Never touch the migrations."\n- Files: src/app.py (edited); src/db.py (created)`);
+    const total = tokensOf(context);
+    // Room for all but the prose: the Facts section stays whole.
+    const cut = fitToBudget(context, options(total - 250));
+    expect(cut.steps).toEqual(['checkpoint-facts']);
+    const kept = (cut.messages[1].message.blocks[0] as { text: string }).text;
+    expect(kept).toContain('src/db.py (created)');
+    expect(kept).not.toContain('early');
+    expect(cut.line).toContain('cut 1 oldest checkpoint to its Facts section');
+    // Room for even less: the checkpoint goes, but the user's constraint stays.
+    const header = (context[1].message.blocks[0] as { text: string }).text.split('\n')[0];
+    const stub = count({ ...context[1].message, blocks: [{ type: 'text', text: `${header}\n\n${FACTS_HEADER}\n- ${CONSTRAINTS_LABEL}:\n  - "Never touch the migrations."` }] });
+    const tight = fitToBudget(context, options(total - count(context[1].message) + stub));
+    expect(tight.steps).toEqual(['checkpoint-facts', 'drop-checkpoints']);
+    const left = (tight.messages[1].message.blocks[0] as { text: string }).text;
+    expect(left).toContain('"Never touch the migrations."');
+    expect(left).not.toContain('src/db.py');
+  });
+
+  it('drops checkpoints oldest first, only once the unprotected turns are gone, and before protected messages give way', () => {
     const context = session([
       system('You are a coding agent.'),
       checkpoint(1, 40, words('early', 150)), // 2
@@ -521,7 +553,7 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     return providerValid(session(out));
   }
 
-  const ORDER: FallbackStep[] = ['mask', 'offload', 'drop-turns', 'drop-checkpoints', 'offload-protected', 'shrink-latest', 'drop-protected', 'offload-open'];
+  const ORDER: FallbackStep[] = ['mask', 'offload', 'drop-turns', 'checkpoint-facts', 'offload-protected', 'drop-checkpoints', 'shrink-latest', 'drop-protected', 'offload-open'];
 
   it('properties: within budget or 422 (G4), 422 only when what never goes exceeds the budget, valid for both providers (G2), protected content kept unless it had to give way (G3), deterministic (G8)', () => {
     fc.assert(

@@ -4,14 +4,17 @@ import { toolUseIdOf } from '../messages/util';
 import { maskObservations } from './masking';
 import { Protection, ProtectionPolicy, protectionOf } from './protection';
 import { CountMessage, SessionMessage } from './types';
+import { FACTS_HEADER } from './version';
+import { CONSTRAINTS_LABEL } from '../ledger/render';
 
 /**
  * Guarantee 4's read-time fallback, then Guarantee 3's give-way order, in the order they run:
  * - `mask`: tool outputs of unprotected messages become a one-line placeholder (observation masking);
  * - `offload`: the unprotected tool outputs masking left (small ones, images) become a reference to the history;
  * - `drop-turns`: the oldest unprotected turns go whole;
- * - `drop-checkpoints`: checkpoint summaries go, oldest first (they are not protected content);
+ * - `checkpoint-facts`: checkpoints lose their prose, oldest first, and keep their Facts section (the ledger);
  * - `offload-protected`: protected tool outputs become references (that counts as kept);
+ * - `drop-checkpoints`: checkpoints go, oldest first (they are not protected content), all but the user's constraints;
  * - `shrink-latest`: the latest-N protection shrinks one message at a time, and what it no longer covers goes;
  * - `drop-protected`: the oldest protected turns go;
  * - `offload-open`: the outputs of the open tool exchange become references, the last resort before 422.
@@ -20,8 +23,9 @@ export type FallbackStep =
   | 'mask'
   | 'offload'
   | 'drop-turns'
-  | 'drop-checkpoints'
+  | 'checkpoint-facts'
   | 'offload-protected'
+  | 'drop-checkpoints'
   | 'shrink-latest'
   | 'drop-protected'
   | 'offload-open';
@@ -70,6 +74,28 @@ const plural = (n: number, one: string, many = `${one}s`) => `${fmt(n)} ${n === 
 const sumTokens = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);
 
 const isCheckpoint = (m: CanonicalMessage) => m.role === 'system' && (m.tags?.includes('checkpoint') ?? false);
+
+/**
+ * A checkpoint message reduced to its Facts section (`facts`), or to the user constraints of that
+ * section (`constraints`); undefined when it has none. The header line (id and span) stays.
+ */
+function checkpointPart(m: CanonicalMessage, part: 'facts' | 'constraints'): CanonicalMessage | undefined {
+  const block = m.blocks[0];
+  if (m.blocks.length !== 1 || block.type !== 'text') return undefined;
+  const at = block.text.lastIndexOf(`\n\n${FACTS_HEADER}\n`);
+  if (at < 0) return undefined;
+  const header = block.text.slice(0, block.text.indexOf('\n'));
+  let facts = block.text.slice(at + FACTS_HEADER.length + 3);
+  if (part === 'constraints') {
+    const lines = facts.split('\n');
+    const start = lines.findIndex((l) => l.startsWith(`- ${CONSTRAINTS_LABEL}:`));
+    if (start < 0) return undefined;
+    let end = start + 1;
+    while (end < lines.length && lines[end].startsWith('  - ')) end += 1;
+    facts = lines.slice(start, end).join('\n');
+  }
+  return { ...m, blocks: [{ type: 'text', text: `${header}\n\n${FACTS_HEADER}\n${facts}` }] };
+}
 const hasResults = (m: CanonicalMessage) => m.blocks.some((b) => b.type === 'tool_result');
 /** A user message that answers no tool call opens a turn. */
 const startsTurn = (m: CanonicalMessage) => m.role === 'user' && !hasResults(m);
@@ -189,6 +215,7 @@ interface Tally {
   turns: number;
   steps: number;
   checkpoints: number;
+  checkpointProse: number;
   protectedMessages: number;
   shrunkMessages: number;
 }
@@ -226,7 +253,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   const shape = shapeOf(context);
   const fit = new Fitting(context, budget);
   const steps: FallbackStep[] = [];
-  const tally: Tally = { maskedOutputs: 0, offloadedOutputs: 0, protectedOffloaded: 0, openOffloaded: 0, turns: 0, steps: 0, checkpoints: 0, protectedMessages: 0, shrunkMessages: 0 };
+  const tally: Tally = { maskedOutputs: 0, offloadedOutputs: 0, protectedOffloaded: 0, openOffloaded: 0, turns: 0, steps: 0, checkpoints: 0, checkpointProse: 0, protectedMessages: 0, shrunkMessages: 0 };
   const maskedSeqs: number[] = [];
   const offloadedSeqs: number[] = [];
   const openSeqs = new Set(shape.open.map((i) => context[i].seq));
@@ -345,21 +372,43 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   if (tally.turns + tally.steps > 0) steps.push('drop-turns');
   if (fit.fits()) return finish(policy.latestMessages);
 
-  // 4. Checkpoints are summaries, not protected content: they go, oldest first, once the unprotected turns are gone.
+  // 4. Checkpoints are summaries, not protected content. First their prose goes, oldest first: the Facts
+  // section (the ledger entries the summary lacked: files, errors, tests, latest values) is the densest
+  // memory of the span and stays (SPEC.md "Facts ledger").
   for (const i of shape.checkpoints) {
     if (fit.fits()) break;
-    fit.remove(i);
-    tally.checkpoints += 1;
+    const m = fit.current[i];
+    const reduced = checkpointPart(m.message, 'facts');
+    if (!reduced) continue;
+    const tokens = countMessage(reduced);
+    if (tokens >= m.tokens) continue;
+    fit.replace(i, { seq: m.seq, message: reduced, tokens });
+    tally.checkpointProse += 1;
   }
-  if (tally.checkpoints > 0) steps.push('drop-checkpoints');
+  if (tally.checkpointProse > 0) steps.push('checkpoint-facts');
   if (fit.fits()) return finish(policy.latestMessages);
 
-  // Guarantee 3's give-way order. (a) Protected tool outputs become references: still kept.
+  // Guarantee 3's give-way order. (a) Protected tool outputs become references: still kept, so this comes
+  // before any checkpoint goes whole.
   tally.protectedOffloaded = offload(
     fit.keptIndexes().filter((i) => !openIndexes.has(i)),
     () => true,
   );
   if (tally.protectedOffloaded > 0) steps.push('offload-protected');
+  if (fit.fits()) return finish(policy.latestMessages);
+
+  // 5. Then checkpoints go, oldest first; the user's constraints in their Facts sections stay (Guarantee 3).
+  for (const i of shape.checkpoints) {
+    if (fit.fits()) break;
+    const m = fit.current[i];
+    const pinned = checkpointPart(m.message, 'constraints');
+    const tokens = pinned ? countMessage(pinned) : 0;
+    if (pinned && tokens < m.tokens) fit.replace(i, { seq: m.seq, message: pinned, tokens });
+    else if (!pinned) fit.remove(i);
+    else continue;
+    tally.checkpoints += 1;
+  }
+  if (tally.checkpoints > 0) steps.push('drop-checkpoints');
   if (fit.fits()) return finish(policy.latestMessages);
 
   // (b) The latest-N protection shrinks one message at a time; what it stops covering goes, oldest first.
@@ -404,6 +453,7 @@ function describe(t: Tally, policyLatest: number, latest: number, saved: number,
     const what = [t.turns > 0 ? `${fmt(t.turns)} oldest ${t.turns === 1 ? 'turn' : 'turns'}` : '', t.steps > 0 ? `${plural(t.steps, 'agent step')} of the last turn` : ''];
     parts.push(`dropped ${what.filter(Boolean).join(' and ')}`);
   }
+  if (t.checkpointProse > 0) parts.push(`cut ${fmt(t.checkpointProse)} oldest ${t.checkpointProse === 1 ? 'checkpoint' : 'checkpoints'} to ${t.checkpointProse === 1 ? 'its' : 'their'} Facts section`);
   if (t.checkpoints > 0) parts.push(`dropped ${fmt(t.checkpoints)} oldest ${t.checkpoints === 1 ? 'checkpoint' : 'checkpoints'}`);
   if (t.protectedOffloaded > 0) parts.push(`offloaded ${plural(t.protectedOffloaded, 'protected tool output')} by reference`);
   if (t.shrunkMessages > 0) {

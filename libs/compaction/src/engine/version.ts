@@ -26,9 +26,12 @@ export interface Checkpoint {
   facts?: string;
 }
 
+/** The line that opens a checkpoint's Facts section. */
+export const FACTS_HEADER = 'Facts (from the ledger, verbatim):';
+
 /** A checkpoint's body as sent: the summary, then its Facts section. */
 export function checkpointBody(c: Pick<Checkpoint, 'text' | 'facts'>): string {
-  return c.facts ? `${c.text}\n\nFacts (from the ledger, verbatim):\n${c.facts}` : c.text;
+  return c.facts ? `${c.text}\n\n${FACTS_HEADER}\n${c.facts}` : c.text;
 }
 
 /**

@@ -56,8 +56,11 @@ export function rankEntries(entries: LedgerEntry[], maxSeq = Math.max(1, ...entr
     .map(({ e }) => e);
 }
 
+/** The Facts section's group of the user's constraints (the read-time fallback keeps it when a checkpoint goes). */
+export const CONSTRAINTS_LABEL = 'User constraints (verbatim)';
+
 const GROUPS: { kinds: LedgerKind[]; label: string }[] = [
-  { kinds: ['constraint'], label: 'User constraints (verbatim)' },
+  { kinds: ['constraint'], label: CONSTRAINTS_LABEL },
   { kinds: ['decision'], label: 'Decisions' },
   { kinds: ['task'], label: 'Open tasks' },
   { kinds: ['error'], label: 'Errors' },
