@@ -80,7 +80,7 @@ describe('sessions over REST', () => {
       expect(Object.keys(res.body.usage).sort()).toEqual(['available', 'budget', 'contextTokens', 'threshold', 'utilization']);
       expect(res.body.usage.contextTokens).toBeGreaterThan(20);
       expect(res.body.usage.budget).toBeGreaterThan(150_000);
-      expect(res.body.usage.threshold).toBe(Math.floor(res.body.usage.budget * 0.8));
+      expect(res.body.usage.threshold).toBe(Math.floor(res.body.usage.budget * 0.85));
 
       const next = await append(keyA, id, { messages: [{ role: 'assistant', content: 'Fixed.' }] }).expect(201);
       expect(next.body).toMatchObject({ firstSeq: 5, lastSeq: 5 });

@@ -7,7 +7,7 @@ import { CompactionEvent, CompactionInput, CompactionOutcome, SessionMessage } f
 import { offloadLargeResult, toolNamesOf } from './offload';
 import { applyPrefix, ArtifactOutput, Checkpoint, checkpointBody, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
 import { FactsLedger } from '../ledger/ledger';
-import { rankEntries } from '../ledger/render';
+import { CONSTRAINTS_LABEL, rankEntries } from '../ledger/render';
 import { ledgerEvent, LedgerTotals } from '../ledger/account';
 
 /** `balanced` (SPEC.md "Policies"): cheap steps first, the LLM last. Every field can be overridden per session. */
@@ -51,12 +51,14 @@ export const BALANCED_DEFAULTS: BalancedParams = {
   maskKeepLatestTurns: 10,
   maskMinTokens: 50,
   maskAllBeforeSummary: true,
-  summarizeAbove: 0.6,
-  summarizeDownTo: 0.5,
+  // The band (docs/compaction.md): triggered at 85% of the budget, masking brings the context down to 65%;
+  // a summary only when masking alone leaves it above 75%.
+  summarizeAbove: 0.75,
+  summarizeDownTo: 0.65,
   checkpointFraction: 0.1,
   checkpointsMaxFraction: 0.3,
   ledgerFraction: 0.1,
-  ledgerMaxFraction: 0.2,
+  ledgerMaxFraction: 0.3,
   minSavingFraction: 0.05,
   minSavingTokens: 1_000,
   instructions: BALANCED_INSTRUCTIONS,
@@ -323,8 +325,10 @@ function capFacts(checkpoints: Checkpoint[], cap: number, countText: (t: string)
     if (!c.facts) continue;
     const lines = c.facts.split('\n');
     while (lines.length > 0 && factsTokens() > cap) {
-      const last = lines[lines.length - 1];
-      if (last.startsWith('- User constraints') || (lines.length > 0 && lines.slice(0, -1).some((l) => l.startsWith('- User constraints')) && last.startsWith('  - '))) break;
+      // The user's constraints (the first group, with its items) are never cut.
+      let keep = 0;
+      if (lines[0]?.startsWith(`- ${CONSTRAINTS_LABEL}:`)) for (keep = 1; keep < lines.length && lines[keep].startsWith('  - '); ) keep += 1;
+      if (lines.length <= keep) break;
       lines.pop();
       const facts = lines.join('\n') || undefined;
       const body = checkpointBody({ text: c.text, facts });

@@ -20,7 +20,8 @@ export interface PresetTrigger {
 }
 
 const TRIGGERS: Record<PresetName, PresetTrigger> = {
-  balanced: { fraction: 0.8, base: 'budget' },
+  // docs/compaction.md "The budget band": compact at 85%, down to 65% (measured against 80% → 50% and 90% → 70%).
+  balanced: { fraction: 0.85, base: 'budget' },
   factor3: { fraction: 0.5, base: 'budget' },
   // Seed 001 compacts at the watermark tool, not at a fill level; 0.8 guards the budget all the same.
   watermark: { fraction: 0.8, base: 'budget' },
