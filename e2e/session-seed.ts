@@ -73,10 +73,12 @@ interface Appended {
  * Large tool outputs are offloaded (offloadAboveTokens) so the page has masked, offloaded and
  * summarized messages to show. Returns the succeeded jobs in order and how far it appended.
  */
-export async function seedCompactedSession(id: string, compactions = 2): Promise<{ jobs: string[]; appended: number }> {
+export async function seedCompactedSession(id: string, compactions = 2, options: { untilOffloaded?: boolean } = {}): Promise<{ jobs: string[]; appended: number }> {
   const jobs: string[] = [];
+  let offloaded = !options.untilOffloaded;
   let i = 0;
-  for (; i < LONG.length && jobs.length < compactions; i += 8) {
+  // `untilOffloaded`: go on until the context also holds an offloaded output (the first large results come after a few compactions).
+  for (; i < LONG.length && (jobs.length < compactions || !offloaded); i += 8) {
     const res = await api<Appended>(`/v1/sessions/${id}/messages`, {
       method: 'POST',
       body: { ...SMALL_WINDOW, policy: { preset: 'balanced', overrides: { offloadAboveTokens: 800 } }, format: 'openai', messages: LONG.slice(i, i + 8) },
@@ -84,8 +86,14 @@ export async function seedCompactedSession(id: string, compactions = 2): Promise
     if (res.compaction.scheduled && res.compaction.jobId) {
       const job = await finished(res.compaction.jobId);
       if (job.status === 'succeeded') jobs.push(job.id);
+      if (!offloaded && job.status === 'succeeded') {
+        const ctx = await api<{ contextVersion: number }>(`/v1/sessions/${id}/context?format=canonical`);
+        const diff = await api<{ messages: { offloaded: unknown[] } }>(`/v1/sessions/${id}/versions/0/diff/${ctx.contextVersion}`);
+        offloaded = diff.messages.offloaded.length > 0;
+      }
     }
   }
+  if (!offloaded) throw new Error(`no offloaded output in ${id} after ${jobs.length} compactions`);
   if (jobs.length < compactions) throw new Error(`only ${jobs.length} of ${compactions} compactions succeeded for ${id}`);
   return { jobs, appended: i };
 }

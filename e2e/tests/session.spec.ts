@@ -43,7 +43,8 @@ const count = (series: UsageSeries, kind: string) => series.points.filter((p) =>
 test('a compacted session: usage chart, reliability, checkpoints, goal, and the context beside the history', async ({ page, context }) => {
   test.setTimeout(90_000);
   const id = uniqueId('e2e-session');
-  await seedCompactedSession(id, 2);
+  const { jobs } = await seedCompactedSession(id, 2, { untilOffloaded: true });
+  const n = jobs.length;
   await api(`/v1/sessions/${id}/goal`, {
     method: 'PUT',
     body: {
@@ -75,16 +76,16 @@ test('a compacted session: usage chart, reliability, checkpoints, goal, and the 
   // The chart: one dot per append, one marker per compaction, as many points as the API's series.
   await expect(chart(page)).toHaveAttribute('data-points', String(usage.points.length));
   await expect(chart(page)).toHaveAttribute('data-appends', String(count(usage, 'append')));
-  await expect(chart(page)).toHaveAttribute('data-compactions', '2');
-  await expect(chart(page).locator('svg [data-marker="compaction"]')).toHaveCount(2);
+  await expect(chart(page)).toHaveAttribute('data-compactions', String(n));
+  await expect(chart(page).locator('svg [data-marker="compaction"]')).toHaveCount(n);
   await expect(chart(page).locator('svg circle[data-kind="append"]')).toHaveCount(count(usage, 'append'));
   await expect(chart(page).locator('svg [data-marker="restore"]')).toHaveCount(0);
-  await expect(chart(page).getByRole('img', { name: /^Chart: token usage over time\. \d+ points \(\d+ appends, 2 compactions, 0 restores/ })).toBeVisible();
+  await expect(chart(page).getByRole('img', { name: new RegExp(`^Chart: token usage over time\\. \\d+ points \\(\\d+ appends, ${n} compactions, 0 restores`) })).toBeVisible();
   await expect(chart(page).locator('figcaption')).toContainText(`Context now ${session.usage.contextTokens.toLocaleString('en-US')} of ${session.usage.budget.toLocaleString('en-US')}`);
   // Budget and trigger lines are drawn (recharts names its line curves by series).
   await expect(chart(page).locator('.recharts-legend-item')).toHaveText(['Budget', 'Compaction', 'Context tokens', 'Trigger line'].map((t) => new RegExp(t)), { useInnerText: true });
-  await page.getByText('Compactions and restores as a table (2)').click();
-  await expect(page.getByTestId('usage-markers').locator('tbody tr')).toHaveCount(2);
+  await page.getByText(`Compactions and restores as a table (${n})`).click();
+  await expect(page.getByTestId('usage-markers').locator('tbody tr')).toHaveCount(n);
 
   // The one budget, as the API makes it up: window − reserve − margin = budget.
   const budget = (session as SessionView & { budget: { reserve: number; safetyMargin: number; budget: number } }).budget;
@@ -98,7 +99,8 @@ test('a compacted session: usage chart, reliability, checkpoints, goal, and the 
   const reliability = page.getByTestId('reliability');
   await expect(reliability.getByTestId('reliability-badge')).toContainText(`${session.reliability.emoji} ${session.reliability.label} · ${Math.round(session.reliability.score)}`);
   await expect(reliability.getByTestId('factor-modelFactor')).toHaveText(session.reliability.factors.modelFactor.toFixed(2));
-  await expect(reliability.getByTestId('factor-compressionPenalty')).toHaveText('0.70');
+  // Seed 004's penalty: 0.15 per compaction.
+  await expect(reliability.getByTestId('factor-compressionPenalty')).toHaveText((1 - 0.15 * n).toFixed(2));
   await expect(reliability.getByTestId('factor-contextConfidence')).toHaveText(session.reliability.factors.contextConfidence.toFixed(2));
   if (session.reliability.warning) await expect(reliability.getByTestId('reliability-warning')).toContainText(session.reliability.warning.split('\n')[0]);
 
@@ -159,7 +161,7 @@ test('a compacted session: usage chart, reliability, checkpoints, goal, and the 
   // Narrow: no horizontal scroll; the context column sits above the history column.
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto(`/sessions/${id}`);
-  await expect(chart(page).locator('svg [data-marker="compaction"]')).toHaveCount(2);
+  await expect(chart(page).locator('svg [data-marker="compaction"]')).toHaveCount(n);
   expect(await horizontalOverflow(page), 'horizontal overflow in px').toBe(0);
   const contextBox = await page.getByTestId('context-column').boundingBox();
   const historyBox = await page.getByTestId('history-column').boundingBox();

@@ -90,7 +90,14 @@ describe('compaction through HTTP, with a worker process', () => {
       expect(data).toMatchObject({ tokensBefore: job?.tokensBefore, tokensAfter: job?.tokensAfter, costUsd: 0, prefixChanged: expect.any(Boolean) });
       expect(data.sharedPrefixMessages as number).toBeLessThanOrEqual(data.contextMessagesBefore as number);
     }
-    // The facts ledger is kept up to date run by run, through the last message a run loaded.
+    // No goal was set: once balanced summarized the task statement (the first user message), its opening lines are in the goal block.
+    if (preset === 'balanced') {
+      const goal = (await http().get(`/v1/sessions/${id}/goal`).set(auth()).expect(200)).body;
+      const firstTask = String((LONG.find((m) => m.role === 'user') as { content: string }).content).split('\n')[0].slice(0, 40);
+      expect(goal.goalBlock?.text).toContain("TASK (the session's first request):");
+      expect(goal.goalBlock?.text).toContain(firstTask);
+    }
+        // The facts ledger is kept up to date run by run, through the last message a run loaded.
     const ledger = await api.app.get(PrismaService).sessionLedger.findFirst({ where: { session: { externalId: id } } });
     expect(ledger?.throughSeq).toBeGreaterThan(0);
     expect((ledger?.state as { entries: unknown[] }).entries.length).toBeGreaterThan(10);

@@ -15,6 +15,9 @@ import {
   goalBlockText,
   goalPromptOf,
   goalRecordFromJson,
+  taskStatement,
+  TASK_STATEMENT_BUDGET_SHARE,
+  TASK_STATEMENT_MAX_TOKENS,
   renderGoalBlock,
   compactionDue,
   compactionHold,
@@ -225,8 +228,15 @@ export class CompactionService {
 
     // The goal block is frozen into the new version: the goal and what the goal markers recorded, summarized span included.
     // The record is kept up to date on append (markers) and by PUT goal; a record that is still empty falls back to the history's markers.
-    const rendered = renderGoalBlock(goalRecordFromJson(session.goal)).trim();
-    const goalText = rendered ? rendered : goalBlockText(stored.map((m) => m.message));
+    const goalRecord = goalRecordFromJson(session.goal);
+    const rendered = renderGoalBlock(goalRecord).trim();
+    // Without a goal, the session's task is its first request: once the compaction takes that message out of the context,
+    // its opening lines join the goal block (protected), so the agent still knows what it was asked (issue #14, high compression).
+    const task = goalRecord.goal
+      ? undefined
+      : taskStatement(stored, Math.min(TASK_STATEMENT_MAX_TOKENS, Math.floor(TASK_STATEMENT_BUDGET_SHARE * budget.budget)), counter.countText);
+    const taskGone = task !== undefined && task.seq <= outcome.prefix.coversThroughSeq && outcome.prefix.treatments[task.seq]?.kind === 'summarized';
+    const goalText = [rendered ? rendered : goalBlockText(stored.map((m) => m.message)), taskGone ? `TASK (the session's first request):\n${task.text}` : undefined].filter(Boolean).join('\n\n') || undefined;
     const goalBlock = goalText ? { text: goalText, tokens: counter.countMessage(goalBlockMessage(goalText)) } : undefined;
     // SPEC.md "Reliability score": the facts ledger of what this run compacted, checked against the new context.
     const pinned = this.ledgerCheck(ledger, stored, history, prefix, outcome.prefix, goalBlock, counter.countMessage);

@@ -36,6 +36,7 @@ const session = (messages: CanonicalMessage[]): SessionMessage[] => messages.map
 const tokensOf = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);
 const seqsOf = (xs: SessionMessage[]) => xs.map((m) => m.seq);
 const policy = (over: Partial<ProtectionPolicy> = {}): ProtectionPolicy => ({ latestMessages: 2, latestUserTexts: 1, allUserTexts: false, exemptToolNames: [], ...over });
+const isNote = (m: SessionMessage) => m.message.tags?.includes('note') ?? false;
 const options = (budget: number, over: Partial<ProtectionPolicy> = {}): FallbackOptions => ({ budget, protection: policy(over), countMessage: count });
 const contentOf = (m: SessionMessage | undefined, k = 0) => (m?.message.blocks[k] as ToolResultBlock | undefined)?.content;
 const bySeq = (out: FallbackResult, seq: number) => out.messages.find((m) => m.seq === seq);
@@ -198,7 +199,10 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
       expect(out.steps).toEqual(['mask', 'drop-turns']);
       expect(out.maskedSeqs).toEqual([4, 8]);
       expect(out.dropped).toEqual([2, 3, 4, 5]); // the first turn, whole, tool pair included
-      expect(seqsOf(out.messages)).toEqual([1, 6, 7, 8, 9, 10, 11]);
+      // The dropped turn leaves a note with its keys where it was (seq 2).
+      expect(seqsOf(out.messages)).toEqual([1, 2, 6, 7, 8, 9, 10, 11]);
+      expect(out.messages[1].message).toMatchObject({ role: 'system', tags: ['note'] });
+      expect((out.messages[1].message.blocks[0] as { text: string }).text).toMatch(/^\[4 earlier messages left out to fit the budget \(seq 2–5; the history keeps them\)\]\nKeys in them: /);
       expect(out.line).toMatch(/^Fallback: masked 2 tool outputs, dropped 1 oldest turn \(saved ~[\d,]+ tokens\) to fit the [\d,]+-token budget$/);
       expectProviderValid(out.messages);
     });
@@ -592,7 +596,15 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
         expect(out.tokens).toBeLessThanOrEqual(budget);
         expect(out.tokens).toBe(tokensOf(out.messages));
         const original = new Map(context.map((m) => [m.seq, m]));
-        for (const m of out.messages) {
+        // A note may stand where dropped turns were (their ledger keys): its seq is the first dropped one's, and it is smaller than they were.
+        const notes = out.messages.filter(isNote);
+        expect(notes.length).toBeLessThanOrEqual(1);
+        for (const n of notes) {
+          expect(out.dropped).toContain(n.seq);
+          expect(n.tokens).toBe(count(n.message));
+          expect(n.tokens).toBeLessThan(context.filter((m) => out.dropped.includes(m.seq)).reduce((t, m) => t + m.tokens, 0));
+        }
+        for (const m of out.messages.filter((x) => !isNote(x))) {
           const from = original.get(m.seq);
           expect(from).toBeDefined();
           if (m !== from) expect(m.tokens).toBe(count(m.message));
@@ -604,7 +616,7 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
         } else expect(out.applied).toBe(true);
 
         // Order kept; kept and dropped partition the context.
-        const kept = seqsOf(out.messages);
+        const kept = seqsOf(out.messages.filter((x) => !isNote(x)));
         expect(kept).toEqual(seqsOf(context).filter((s) => kept.includes(s)));
         expect([...kept, ...out.dropped, ...out.droppedCheckpoints].sort((a, b) => a - b)).toEqual(seqsOf(context).sort((a, b) => a - b));
 

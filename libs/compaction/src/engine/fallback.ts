@@ -6,6 +6,8 @@ import { Protection, ProtectionPolicy, protectionOf } from './protection';
 import { CountMessage, SessionMessage } from './types';
 import { FACTS_HEADER } from './version';
 import { CONSTRAINTS_LABEL } from '../ledger/render';
+import { placeholderKeys } from '../ledger/placeholder';
+import { errorLines } from '../ledger/errors';
 
 /**
  * Guarantee 4's read-time fallback, then Guarantee 3's give-way order, in the order they run:
@@ -74,6 +76,32 @@ const plural = (n: number, one: string, many = `${one}s`) => `${fmt(n)} ${n === 
 const sumTokens = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);
 
 const isCheckpoint = (m: CanonicalMessage) => m.role === 'system' && (m.tags?.includes('checkpoint') ?? false);
+
+/**
+ * The note that takes the place of the turns the fallback left out: how many, which seqs, and the
+ * facts-ledger keys and error lines their text held (the history keeps them whole). A system
+ * message, so it is valid wherever it stands (Anthropic hoists it into the system prompt).
+ * Undefined when they held no key.
+ */
+function droppedNote(dropped: SessionMessage[]): CanonicalMessage | undefined {
+  const texts: string[] = [];
+  for (const m of dropped) {
+    for (const b of m.message.blocks) {
+      if (b.type === 'text') texts.push(b.text);
+      else if (b.type === 'tool_result') texts.push(typeof b.content === 'string' ? b.content : b.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n'));
+      else if (b.type === 'tool_use') texts.push(JSON.stringify(b.input ?? null));
+    }
+  }
+  const text = texts.join('\n');
+  const keys = placeholderKeys(text);
+  const errors = errorLines(text).slice(0, 2);
+  if (!keys && errors.length === 0) return undefined;
+  const seqs = dropped.map((m) => m.seq);
+  const lines = [`[${plural(dropped.length, 'earlier message')} left out to fit the budget (seq ${fmt(Math.min(...seqs))}–${fmt(Math.max(...seqs))}; the history keeps them)]`];
+  if (keys) lines.push(`Keys in them: ${keys}`);
+  if (errors.length) lines.push(`Errors in them:\n${errors.join('\n')}`);
+  return { role: 'system', tags: ['note'], blocks: [{ type: 'text', text: lines.join('\n') }] };
+}
 
 /**
  * A checkpoint message reduced to its Facts section (`facts`), or to the user constraints of that
@@ -190,6 +218,14 @@ class Fitting {
   replace(i: number, m: SessionMessage): void {
     this.total += m.tokens - this.current[i].tokens;
     this.current[i] = m;
+  }
+
+  /** Puts a message where a removed one was (the note that says what the dropped turns held). */
+  restoreAs(i: number, m: SessionMessage): void {
+    if (!this.removed[i]) return;
+    this.removed[i] = false;
+    this.current[i] = m;
+    this.total += m.tokens;
   }
 
   remove(i: number): void {
@@ -314,13 +350,23 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   };
 
   const finish = (latestMessages: number): FallbackResult => {
-    const kept = fit.keptIndexes();
-    const messages = kept.map((i) => fit.current[i]);
     const dropped: number[] = [];
     const droppedCheckpoints: number[] = [];
     fit.removed.forEach((r, i) => {
       if (r) (isCheckpoint(context[i].message) ? droppedCheckpoints : dropped).push(context[i].seq);
     });
+    // The ledger survives the fallback too (SPEC.md "Facts ledger"): the turns it left out leave a note with their keys, when it fits.
+    const droppedAt = context.map((_, i) => i).filter((i) => fit.removed[i] && !isCheckpoint(context[i].message));
+    if (droppedAt.length > 0) {
+      const note = droppedNote(droppedAt.map((i) => context[i]));
+      if (note) {
+        const tokens = countMessage(note);
+        const droppedTokens = droppedAt.reduce((n, i) => n + context[i].tokens, 0);
+        if (tokens < droppedTokens && fit.total + tokens <= budget) fit.restoreAs(droppedAt[0], { seq: context[droppedAt[0]].seq, message: note, tokens });
+      }
+    }
+    const kept = fit.keptIndexes();
+    const messages = kept.map((i) => fit.current[i]);
     const tokens = sumTokens(messages);
     return {
       messages,

@@ -10,6 +10,7 @@ import {
   goalRecordOf,
   renderGoalBlock,
   unlockDecision,
+  taskStatement,
 } from './goal-markers';
 
 /** Seed 004's "Goal Markers" example, verbatim. */
@@ -215,5 +216,23 @@ describe('goal markers (seed 004 "Goal Markers", SPEC.md checkpoint-aging)', () 
       }),
       { numRuns: 200, seed: 4005 },
     );
+  });
+});
+
+describe('taskStatement (the goal block task section when no goal is set)', () => {
+  const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
+  const msgs = [
+    { seq: 1, message: { role: 'system' as const, blocks: [{ type: 'text' as const, text: 'You are an agent.' }] } },
+    { seq: 2, message: { role: 'user' as const, blocks: [{ type: 'text' as const, text: 'Fix the flaky upload test.\nIt fails on CI about once a day with a timeout in tests/test_upload.py.\nDo not touch the retry settings.' }] } },
+    { seq: 3, message: { role: 'assistant' as const, blocks: [{ type: 'text' as const, text: 'Looking.' }] } },
+  ];
+  it('is the first user request whole when it fits, with its seq', () => {
+    expect(taskStatement(msgs, 100, words)).toEqual({ seq: 2, text: msgs[1].message.blocks[0].text });
+  });
+  it('keeps the opening lines, then words, within the limit, and says it was cut', () => {
+    const cut = taskStatement(msgs, 12, words);
+    expect(cut?.text).toBe('Fix the flaky upload test.\nIt fails on CI about once …');
+    expect(words(cut?.text ?? '')).toBeLessThanOrEqual(12);
+    expect(taskStatement(msgs, 9, words)).toBeUndefined();
   });
 });

@@ -285,3 +285,41 @@ export function goalPromptOf(record: GoalRecord): string | undefined {
   const text = renderGoalBlock(record);
   return text.trim() ? text : undefined;
 }
+
+/** The goal block's task section: at most this many tokens, and at most this share of the budget. */
+export const TASK_STATEMENT_MAX_TOKENS = 300;
+export const TASK_STATEMENT_BUDGET_SHARE = 0.05;
+
+/**
+ * The session's task when no goal was set (SPEC.md "Facts ledger", high compression): agents
+ * open a session with the user's request, and most never write a `[GOAL]` marker. The first user
+ * message that is not a tool result, as its opening lines within `maxTokens` (cut at a line or a
+ * word), for the goal block once that message has left the context. Undefined when there is none.
+ */
+export function taskStatement(messages: readonly { seq: number; message: CanonicalMessage }[], maxTokens: number, countText: (t: string) => number): { seq: number; text: string } | undefined {
+  const first = messages.find((m) => m.message.role === 'user' && m.message.blocks.some((b) => b.type === 'text' && b.text.trim().length > 0) && !m.message.blocks.some((b) => b.type === 'tool_result'));
+  if (!first || maxTokens < 10) return undefined;
+  const text = first.message.blocks
+    .map((b) => (b.type === 'text' ? b.text : ''))
+    .join('\n')
+    .trim();
+  if (countText(text) <= maxTokens) return { seq: first.seq, text };
+  // Longest head that fits: whole lines first, then words of the next line.
+  const lines = text.split('\n');
+  let head = '';
+  for (const line of lines) {
+    const next = head ? `${head}\n${line}` : line;
+    if (countText(`${next} …`) > maxTokens) {
+      let sep = head ? '\n' : '';
+      for (const word of line.split(' ')) {
+        const more = `${head}${sep}${word}`;
+        if (countText(`${more} …`) > maxTokens) break;
+        head = more;
+        sep = ' ';
+      }
+      break;
+    }
+    head = next;
+  }
+  return head.trim() ? { seq: first.seq, text: `${head.trim()} …` } : undefined;
+}
