@@ -71,6 +71,8 @@ describe('facts ledger on SWE-agent trajectories', () => {
     const pydicom = FactsLedger.of(sweAgent('pydicom-1458__gpt4.traj')).entries();
     const errors = pydicom.filter((e) => e.kind === 'error').map((e) => e.value);
     expect(errors.some((e) => e.includes('AttributeError'))).toBe(true);
+    // The instructions' own words about failures ("…doesn't work…", "cannot") are not errors: only a pasted report's named ones are.
+    expect(errors.filter((e) => e.includes('YOU CAN ONLY') || e.includes("doesn't work") || e.includes('doensn'))).toEqual([]);
   });
 
   it('is incremental: adding the messages in two steps gives the same ledger as one pass', () => {

@@ -18,6 +18,7 @@ import {
   classifyNonAssistant,
   collapse,
   commandOfInput,
+  errorCodesIn,
   IDENT_TOKEN,
   isErrorCodeName,
   isIdentifier,
@@ -237,7 +238,8 @@ export class FactsLedger {
         } else {
           const lines = classifyNonAssistant(b.text, role === 'tool' || msg.role === 'tool' ? 'tool' : 'user');
           scanLines(mentions, lines);
-          scanErrors(mentions, b.text);
+          // The user's own words name failures in passing ("the test failed", "cannot find it"): only a pasted report's named errors count.
+          scanErrors(mentions, b.text, role === 'user');
           if (role === 'user') for (const s of constraintSentences(lines.filter((l) => l.source === 'said').map((l) => l.text).join('\n'))) mentions.push({ kind: 'constraint', value: s.text, source: 'said', ...(s.strong ? {} : { state: 'request' }) });
         }
       } else if (b.type === 'tool_use') {
@@ -288,9 +290,10 @@ function checkboxTasks(text: string): Mention[] {
  * same failure on another line or port is the same entry). Python's `Traceback (most recent call
  * last):` header names nothing.
  */
-function scanErrors(out: Mention[], text: string): void {
+function scanErrors(out: Mention[], text: string, namedOnly = false): void {
   for (const line of errorLines(text.length > 200_000 ? text.slice(-200_000) : text)) {
     if (line.startsWith('Traceback (most recent call last)')) continue;
+    if (namedOnly && errorCodesIn(line).length === 0) continue;
     const value = collapse(line);
     out.push({ kind: 'error', value, source: 'error', key: keyOf(value.replace(/\d+/g, '#')) });
   }
