@@ -41,8 +41,8 @@ async function openPreview(page: Page) {
 test('Compact now previews the compaction; Cancel changes nothing, Apply compacts, and the events show its audit', async ({ page, context }) => {
   test.setTimeout(90_000);
   const id = uniqueId('e2e-audit');
-  // A Facts section of at most 50 tokens: the checkpoint must leave facts out, so there are facts to drop.
-  await seedQuietSession(id, 24, { ledgerFraction: 0.001 });
+  // A Facts section of at most 50 tokens over 32 messages of a real trace: the checkpoint must leave facts out, so there are facts to drop.
+  await seedQuietSession(id, 32, { ledgerFraction: 0.001 });
   // The same dry run the dialog asks for: the preview must show what the API says (the local summarizer is deterministic).
   const dry = await api<DryRun>(`/v1/sessions/${id}/compact`, { method: 'POST', body: { dryRun: true, format: 'canonical' } });
   expect(dry.job.status).toBe('succeeded');
