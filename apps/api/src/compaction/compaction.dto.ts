@@ -67,6 +67,56 @@ export class JobView {
   finishedAt!: string | null;
 }
 
+const LEDGER_KINDS = ['constraint', 'decision', 'task', 'error', 'test', 'path', 'url', 'setting', 'version', 'identifier', 'command'];
+
+export class LedgerEntryView {
+  @ApiProperty({ enum: LEDGER_KINDS })
+  kind!: string;
+
+  @ApiProperty({ description: 'The entry as a Facts section writes it (settings with their latest value and `was`, paths with their last operation, …).' })
+  text!: string;
+
+  @ApiProperty({ description: 'The seq of its latest mention.' })
+  seq!: number;
+}
+
+export class LedgerCheckView {
+  @ApiProperty({ description: 'Entries of everything the compaction would compact (the highest 300 by weight).' })
+  total!: number;
+
+  @ApiProperty({ description: 'Those the would-be context still holds.' })
+  survived!: number;
+
+  @ApiProperty({ type: [LedgerEntryView], description: 'The facts the would-be context would no longer hold (at most 60).' })
+  missing!: LedgerEntryView[];
+}
+
+export class DryRunLedgerView {
+  @ApiPropertyOptional({ description: 'Entries of the span its checkpoint would summarize (absent when it would summarize nothing).' })
+  listed?: number;
+
+  @ApiPropertyOptional({ description: 'Of those, the ones its summary (or the rest of the context) holds.' })
+  kept?: number;
+
+  @ApiPropertyOptional({ description: "Appended to the checkpoint's Facts section: the summary lacked them." })
+  repaired?: number;
+
+  @ApiPropertyOptional({ description: 'Left out for lack of room in the ledger share of the budget.' })
+  dropped?: number;
+
+  @ApiPropertyOptional({ type: [LedgerEntryView], description: 'At most 40.' })
+  keptEntries?: LedgerEntryView[];
+
+  @ApiPropertyOptional({ type: [LedgerEntryView], description: 'At most 40.' })
+  repairedEntries?: LedgerEntryView[];
+
+  @ApiPropertyOptional({ type: [LedgerEntryView], description: 'At most 40.' })
+  droppedEntries?: LedgerEntryView[];
+
+  @ApiProperty({ type: LedgerCheckView })
+  check!: LedgerCheckView;
+}
+
 export class CompactResponse {
   @ApiProperty({ type: JobView })
   job!: JobView;
@@ -74,13 +124,8 @@ export class CompactResponse {
   @ApiPropertyOptional({ description: 'Dry run: tokens the compaction would save.' })
   savedTokens?: number;
 
-  @ApiPropertyOptional({
-    description:
-      'Dry run: what the compaction would do with the facts ledger (docs/compaction.md). `listed`, `kept`, `repaired`, `dropped`: entries of the span it would summarize, those its summary holds, those appended to the checkpoint\'s Facts section, those left out for room (with `keptEntries`, `repairedEntries`, `droppedEntries`: `{ kind, text, seq }`, at most 40 each). `check`: `{ total, survived, missing }`, the entries of everything it compacts that the would-be context no longer holds (the facts it would drop).',
-    type: 'object',
-    additionalProperties: true,
-  })
-  ledger?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: () => DryRunLedgerView, description: 'Dry run: what the compaction would do with the facts ledger (docs/compaction.md).' })
+  ledger?: DryRunLedgerView;
 
   @ApiPropertyOptional({ description: 'Dry run: the would-be context, in the requested format (same shape as GET context).', type: 'object', additionalProperties: true })
   context?: Record<string, unknown>;

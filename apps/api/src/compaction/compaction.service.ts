@@ -6,7 +6,7 @@ import { API_CONFIG, ApiConfig } from '../config/api-config';
 import { ContextFormat, ContextService } from '../sessions/context.service';
 import { SessionsService } from '../sessions/sessions.service';
 import { CompactionScheduler } from './compaction-scheduler';
-import { CompactResponse, JobView, WatermarkResponse } from './compaction.dto';
+import { CompactResponse, DryRunLedgerView, JobView, WatermarkResponse } from './compaction.dto';
 import { sessionPolicy } from '../sessions/session-config';
 
 const FINISHED = new Set(['succeeded', 'skipped', 'failed']);
@@ -16,7 +16,7 @@ interface DryRunResult {
   status: string;
   throughSeq: number;
   prefix: VersionPrefix;
-  ledger?: Record<string, unknown> | null;
+  ledger?: DryRunLedgerView | null;
 }
 
 /** Manual and dry-run compactions, and job reports. The work itself runs in the workers. */

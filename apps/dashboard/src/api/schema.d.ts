@@ -756,10 +756,8 @@ export interface components {
                 [key: string]: unknown;
             };
             job: components["schemas"]["JobView"];
-            /** @description Dry run: what the compaction would do with the facts ledger (docs/compaction.md). `listed`, `kept`, `repaired`, `dropped`: entries of the span it would summarize, those its summary holds, those appended to the checkpoint's Facts section, those left out for room (with `keptEntries`, `repairedEntries`, `droppedEntries`: `{ kind, text, seq }`, at most 40 each). `check`: `{ total, survived, missing }`, the entries of everything it compacts that the would-be context no longer holds (the facts it would drop). */
-            ledger?: {
-                [key: string]: unknown;
-            };
+            /** @description Dry run: what the compaction would do with the facts ledger (docs/compaction.md). */
+            ledger?: components["schemas"]["DryRunLedgerView"];
             /** @description Dry run: tokens the compaction would save. */
             savedTokens?: number;
         };
@@ -891,6 +889,23 @@ export interface components {
             /** @description Treated in a, verbatim in b. */
             restored: components["schemas"]["DiffEntry"][];
             summarized: components["schemas"]["SummarizedEntry"][];
+        };
+        DryRunLedgerView: {
+            check: components["schemas"]["LedgerCheckView"];
+            /** @description Left out for lack of room in the ledger share of the budget. */
+            dropped?: number;
+            /** @description At most 40. */
+            droppedEntries?: components["schemas"]["LedgerEntryView"][];
+            /** @description Of those, the ones its summary (or the rest of the context) holds. */
+            kept?: number;
+            /** @description At most 40. */
+            keptEntries?: components["schemas"]["LedgerEntryView"][];
+            /** @description Entries of the span its checkpoint would summarize (absent when it would summarize nothing). */
+            listed?: number;
+            /** @description Appended to the checkpoint's Facts section: the summary lacked them. */
+            repaired?: number;
+            /** @description At most 40. */
+            repairedEntries?: components["schemas"]["LedgerEntryView"][];
         };
         ErrorBody: {
             /**
@@ -1069,6 +1084,22 @@ export interface components {
              * @example succeeded
              */
             outcome: string;
+        };
+        LedgerCheckView: {
+            /** @description The facts the would-be context would no longer hold (at most 60). */
+            missing: components["schemas"]["LedgerEntryView"][];
+            /** @description Those the would-be context still holds. */
+            survived: number;
+            /** @description Entries of everything the compaction would compact (the highest 300 by weight). */
+            total: number;
+        };
+        LedgerEntryView: {
+            /** @enum {string} */
+            kind: "constraint" | "decision" | "task" | "error" | "test" | "path" | "url" | "setting" | "version" | "identifier" | "command";
+            /** @description The seq of its latest mention. */
+            seq: number;
+            /** @description The entry as a Facts section writes it (settings with their latest value and `was`, paths with their last operation, …). */
+            text: string;
         };
         LeftOutMessage: {
             /** @example tool_use without its result yet */

@@ -7,7 +7,6 @@ import {
   isListingLine,
   leadingWordAndRest,
   replaceMarkdownLinks,
-  replaceRedirections,
   replaceScriptAndStyle,
   replaceTags,
   splitCapitalRuns,
@@ -67,13 +66,6 @@ describe('linear scans match the regexes they replace', () => {
     fc.assert(fc.property(from(['[', ']', '(', ')', 'a', ' ']), (s) => replaceMarkdownLinks(s) === s.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')), runs);
   });
 
-  it('replaceRedirections', () => {
-    fc.assert(
-      fc.property(from(['1', '2', '>', '<', '&', ' ', 'a', ';', '|', '\t']), (s) => replaceRedirections(s, ' ') === s.replace(/\d*(?:>>?|<)&?\s*[^\s;&|<>]+/g, ' ')),
-      runs,
-    );
-  });
-
   it('isListingLine', () => {
     const re = /^\s*[\w.~@+/-]+\/?(?:(?:\t+| {2,})[\w.~@+/-]+\/?)*\s*$/;
     fc.assert(fc.property(from(['a', '/', '.', ' ', '\t', '\r', '\u00a0', '*', '\n'], 16), (s) => isListingLine(s) === re.test(s)), runs);
@@ -89,7 +81,6 @@ describe('linear scans match the regexes they replace', () => {
       ['unclosed tags', () => replaceTags('<x'.repeat(mb / 2), ' ')],
       ['unclosed links', () => replaceMarkdownLinks('['.repeat(mb))],
       ['links without targets', () => replaceMarkdownLinks('[a]('.repeat(mb / 4))],
-      ['digits', () => replaceRedirections('0'.repeat(mb), ' ')],
       ['ls -F line', () => isListingLine(`//${'\t+/\t+/'.repeat(mb / 6)}\u0000`)],
       ['quotes', () => trimEnds(`x${'"'.repeat(mb)}x`, '"', '"')],
     ];

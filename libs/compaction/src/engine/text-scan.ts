@@ -128,37 +128,6 @@ export function replaceMarkdownLinks(s: string): string {
   return out + s.slice(copied);
 }
 
-const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
-const REDIRECT_TARGET_STOP = ';&|<>';
-
-/** `s.replace(/\d*(?:>>?|<)&?\s*[^\s;&|<>]+/g, with)`: shell redirections (`2>&1`, `> out.log`, `<in`) out of a command. */
-export function replaceRedirections(s: string, replacement: string): string {
-  let out = '';
-  let copied = 0;
-  let i = 0;
-  while (i < s.length) {
-    let op = i;
-    while (isDigit(s[op])) op += 1;
-    if (s[op] === '>' || s[op] === '<') {
-      let k = op + 1;
-      if (s[op] === '>' && s[k] === '>') k += 1;
-      if (s[k] === '&') k += 1;
-      while (isWhitespace(s[k])) k += 1;
-      let end = k;
-      while (end < s.length && !isWhitespace(s[end]) && !REDIRECT_TARGET_STOP.includes(s[end])) end += 1;
-      if (end > k) {
-        out += s.slice(copied, i) + replacement;
-        copied = end;
-        i = end;
-        continue;
-      }
-    }
-    // A digit run fails wherever in it the search starts: it has one end.
-    i = op > i ? op : i + 1;
-  }
-  return out + s.slice(copied);
-}
-
 const LISTING_NAME = /[\w.~@+/-]/;
 
 /**
