@@ -251,10 +251,11 @@ export class CompactionService {
       coversThroughSeq: outcome.prefix.coversThroughSeq,
       treatments: outcome.prefix.treatments,
       checkpoints: outcome.prefix.checkpoints.map((c) => {
+        // Checkpoints the head already has are stored rows: only a new one is read for its fields (the repository keeps the old rows as they are).
+        if (earlier.has(c.id)) return c;
         // Seed 004: each checkpoint records its key decisions, files modified and next steps, from the span it covers.
         const covered = history.filter((m) => m.seq >= c.fromSeq && m.seq <= c.toSeq).map((m) => m.message);
-        const facts = earlier.has(c.id) ? {} : { factsLedger: pinned.ledger as unknown as Prisma.InputJsonValue, factsSurvived: pinned.survival.share };
-        return { ...c, ...checkpointFacts(c.text, covered), ...facts };
+        return { ...c, ...checkpointFacts(c.text, covered), factsLedger: pinned.ledger as unknown as Prisma.InputJsonValue, factsSurvived: pinned.survival.share };
       }),
       reliability: { score: reliability.score, contextConfidence: pinned.survival.share },
       watermarkSeq: outcome.prefix.watermarkSeq,
