@@ -3,7 +3,8 @@ import { countTextSync } from '@compactor/tokens';
 import { Block, CanonicalMessage } from '../messages/canonical';
 import { countableParts } from '../messages/countable';
 import { makeProviderValid, providerValidityProblems } from '../messages/provider-valid';
-import { errorLines, maskObservations } from './masking';
+import { maskObservations } from './masking';
+import { errorLines } from '../ledger/errors';
 import { ProtectionPolicy, protectionOf } from './protection';
 import { CountMessage, SessionMessage } from './types';
 

@@ -4,8 +4,6 @@ import { CountMessage, SessionMessage } from './types';
 import { placeholderKeys } from '../ledger/placeholder';
 import { errorLines } from '../ledger/errors';
 
-export { errorLines };
-
 export interface MaskingParams {
   /** Tool outputs of the latest K assistant turns stay visible (`balanced`: 10). */
   keepLatestTurns: number;

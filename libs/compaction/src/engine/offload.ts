@@ -136,7 +136,8 @@ export function offloadReference(args: { id: string; toolName: string; content: 
   const head = `${OFFLOAD_MARKER}: ${args.toolName}${args.isError ? ' (error)' : ''}, ${fmt(lines)} lines, ${fmt(text.length)} chars, ~${fmt(args.tokens)} tokens]`;
   const how = `Stored as artifact ${args.id}. Read it with GET /v1/artifacts/${args.id} or the tool ${READ_ARTIFACT_TOOL_NAME} {"artifactId":"${args.id}"} (offset/limit in characters).`;
   const digest = offloadDigest(args.content);
-  const keys = placeholderKeys(text);
+  // The digest names the paths already.
+  const keys = placeholderKeys(text, { paths: false });
   const withKeys = keys ? `${head}\n${how}\nKeys in it: ${keys}` : `${head}\n${how}`;
   return digest ? `${withKeys}\nDigest:\n${digest}` : withKeys;
 }

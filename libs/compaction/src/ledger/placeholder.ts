@@ -10,10 +10,11 @@ const MAX_PATHS = 6;
  * The facts-ledger keys of a tool output, for the placeholder that replaces it (SPEC.md "Facts
  * ledger"): settings and versions with their value, test results, URLs, hashes and ticket ids,
  * commands, and the paths of an output that names only a few; highest weight first, within
- * `MAX_KEY_CHARS`. Error lines are listed by the placeholder itself.
+ * `MAX_KEY_CHARS`. Error lines are listed by the placeholder itself; `paths: false` leaves the
+ * paths to a placeholder that lists them already (an offload digest).
  */
-export function placeholderKeys(text: string): string | undefined {
-  const entries = ledgerOfText(text).filter((e) => e.kind !== 'error' && e.kind !== 'constraint');
+export function placeholderKeys(text: string, options: { paths?: boolean } = {}): string | undefined {
+  const entries = ledgerOfText(text).filter((e) => e.kind !== 'error' && e.kind !== 'constraint' && (options.paths !== false || e.kind !== 'path'));
   const paths = entries.filter((e) => e.kind === 'path').length;
   const ranked = rankEntries(entries.map((e) => (e.kind === 'path' || e.kind === 'identifier' ? { ...e, weight: Math.max(e.weight, 0.5) } : e))).filter(
     (e) => e.kind !== 'path' || paths <= MAX_PATHS,

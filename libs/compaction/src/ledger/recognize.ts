@@ -27,7 +27,7 @@ export function hashesIn(line: string): string[] {
   const out: string[] = [];
   for (const m of line.matchAll(HEX_TOKEN)) {
     const t = m[0];
-    if (/[a-f]/.test(t) && /\d/.test(t) && (t.length === 7 || t.length === 8 || t.length >= 10)) out.push(t);
+    if (/[a-f]/.test(t) && /\d/.test(t)) out.push(t);
   }
   for (const m of line.matchAll(UUID)) out.push(m[0].toLowerCase());
   return out;
