@@ -55,13 +55,16 @@ async function history(session: string): Promise<Array<{ seq: number; role: stri
   return (await http().get(`/v1/sessions/${session}/messages?limit=1000`).set(auth()).expect(200)).body.messages;
 }
 
-/** Waits until the session's history holds exactly `count` messages (an answer is recorded once its stream ended). */
-function historyOf(session: string, count: number) {
+/**
+ * Waits until the session's history holds exactly `count` messages (an answer is recorded once its stream ended) and,
+ * when given, `ready` holds for it (a history the same size as the one it replaces is not yet the new one).
+ */
+function historyOf(session: string, count: number, ready: (h: Array<{ message: unknown }>) => boolean = () => true) {
   return pollUntil(
     async () => {
       const h = await history(session);
       if (h.length > count) throw new Error(`history has ${h.length} messages, more than ${count}: ${JSON.stringify(h.map((m) => m.role))}`);
-      return h.length === count ? h : undefined;
+      return h.length === count && ready(h) ? h : undefined;
     },
     { what: `${count} messages in ${session}`, timeoutMs: 10_000 },
   );
@@ -98,7 +101,8 @@ describe('side requests under the conversation header', () => {
     const first = await client.messages.create({ ...params, messages: main }).withResponse();
     expect(first.response.headers.get('x-compactor-session')).toBe(session);
     expect(first.response.headers.get('x-compactor-forked-from')).toBeNull();
-    const stored = await historyOf(session, 3);
+    // The title one-shot also had 3 messages: wait for the conversation to have taken its place.
+    const stored = await historyOf(session, 3, (h) => JSON.stringify(h[0].message) === JSON.stringify({ system: SYSTEM }));
     expect(stored.map((m) => m.message)).toEqual([{ system: SYSTEM }, main[0], { role: 'assistant', content: [expect.objectContaining({ text: 'Reading it.' }), expect.objectContaining({ type: 'tool_use', id: 'toolu_r1' })] }]);
 
     // The one-shot is kept, under a side name, with its answer; both sessions say what happened; nothing is a fork.
