@@ -41,6 +41,7 @@ import { AuditController } from './audit/audit.controller';
 import { AuditLog } from './audit/audit-log';
 import { TenantController } from './tenant/tenant.controller';
 import { TenantDefaults } from './tenant/tenant-defaults';
+import { TenantLimitsService } from './tenant/tenant-limits.service';
 import { TenantService } from './tenant/tenant.service';
 
 @Module({})
@@ -78,6 +79,7 @@ export class AppModule {
         ...proxyProviders,
         AuditLog,
         TenantDefaults,
+        TenantLimitsService,
         TenantService,
       ],
     };

@@ -21,3 +21,20 @@ export const port = z.coerce.number().int().min(1).max(65535);
 export const host = z.string().min(1);
 export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 export const positiveInt = z.coerce.number().int().positive();
+
+const limit = (max: number) => z.coerce.number().min(0, 'must be 0 (no limit) or more').max(max).default(0);
+
+/**
+ * The operator's default tenant limits (issue #15): 0 = no limit. A tenant's own settings
+ * (`PATCH /v1/tenant` → `limits`) override each; the ranges of a set value are in libs/persistence's
+ * tenant-limits.ts. Both apps read them: the API rate-limits, the worker caps summarizer spend and
+ * deletes idle sessions.
+ */
+export const tenantLimitFields = {
+  COMPACTOR_LIMIT_REQUESTS_PER_MINUTE_PER_KEY: limit(1_000_000),
+  COMPACTOR_LIMIT_REQUESTS_PER_MINUTE: limit(10_000_000),
+  COMPACTOR_LIMIT_APPENDED_TOKENS_PER_MINUTE: limit(1_000_000_000),
+  COMPACTOR_LIMIT_SUMMARIZER_TOKENS_PER_DAY: limit(10_000_000_000),
+  COMPACTOR_LIMIT_SUMMARIZER_COST_PER_DAY_USD: limit(1_000_000),
+  COMPACTOR_LIMIT_SESSION_RETENTION_DAYS: limit(36_500),
+};

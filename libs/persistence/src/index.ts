@@ -17,3 +17,4 @@ export * from './database-unavailable';
 export { Prisma, ApiKeyScope, MessageRole, CompactionStatus, CompactionTrigger } from './generated/prisma/client';
 export * from './stored-message';
 export * from './snapshot.repository';
+export * from './tenant-limits';

@@ -1,4 +1,4 @@
-import { databaseUrl, Env, host, httpUrl, loadConfig, logLevel, port, positiveInt, redisUrl } from '@compactor/config';
+import { databaseUrl, Env, host, httpUrl, loadConfig, logLevel, port, positiveInt, redisUrl, tenantLimitFields } from '@compactor/config';
 import { z } from 'zod';
 
 export const apiConfigSchema = z.object({
@@ -38,6 +38,7 @@ export const apiConfigSchema = z.object({
   COMPACTOR_PROXY_TIMEOUT_MS: positiveInt.max(3_600_000).default(600_000),
   /** How long a shutdown waits for in-flight requests before closing connections. */
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
+  ...tenantLimitFields,
 });
 
 export type ApiConfig = z.infer<typeof apiConfigSchema>;

@@ -23,6 +23,62 @@ export class ProxyDefaults {
   timeoutMs!: number;
 }
 
+const LIMIT_DOCS = {
+  requestsPerMinutePerKey: 'Requests per minute one API key may make, REST and proxy (1..1,000,000).',
+  requestsPerMinute: "Requests per minute all of the tenant's keys together may make (1..10,000,000).",
+  appendedTokensPerMinute: 'Tokens the tenant may append per minute, REST appends and the messages the proxy records (1,000..1,000,000,000).',
+  summarizerTokensPerDay: "Summarizer tokens (input + output) the tenant's compactions may spend per UTC day (1,000..10,000,000,000).",
+  summarizerCostPerDayUsd: "Summarizer cost in US dollars the tenant's compactions may spend per UTC day (0.01..1,000,000).",
+  sessionRetentionDays: 'Sessions idle for more days than this are deleted with their artifacts (1..36,500).',
+};
+
+/** The operator's default limits (COMPACTOR_LIMIT_*); 0 = no limit. */
+export class TenantLimitDefaults {
+  @ApiProperty({ description: LIMIT_DOCS.requestsPerMinutePerKey })
+  requestsPerMinutePerKey!: number;
+  @ApiProperty({ description: LIMIT_DOCS.requestsPerMinute })
+  requestsPerMinute!: number;
+  @ApiProperty({ description: LIMIT_DOCS.appendedTokensPerMinute })
+  appendedTokensPerMinute!: number;
+  @ApiProperty({ description: LIMIT_DOCS.summarizerTokensPerDay })
+  summarizerTokensPerDay!: number;
+  @ApiProperty({ description: LIMIT_DOCS.summarizerCostPerDayUsd })
+  summarizerCostPerDayUsd!: number;
+  @ApiProperty({ description: LIMIT_DOCS.sessionRetentionDays })
+  sessionRetentionDays!: number;
+}
+
+/** The tenant's own limits: 0 = no limit, null = the operator's default. */
+export class TenantLimitsView {
+  @ApiProperty({ nullable: true, type: Number, description: LIMIT_DOCS.requestsPerMinutePerKey })
+  requestsPerMinutePerKey!: number | null;
+  @ApiProperty({ nullable: true, type: Number, description: LIMIT_DOCS.requestsPerMinute })
+  requestsPerMinute!: number | null;
+  @ApiProperty({ nullable: true, type: Number, description: LIMIT_DOCS.appendedTokensPerMinute })
+  appendedTokensPerMinute!: number | null;
+  @ApiProperty({ nullable: true, type: Number, description: LIMIT_DOCS.summarizerTokensPerDay })
+  summarizerTokensPerDay!: number | null;
+  @ApiProperty({ nullable: true, type: Number, description: LIMIT_DOCS.summarizerCostPerDayUsd })
+  summarizerCostPerDayUsd!: number | null;
+  @ApiProperty({ nullable: true, type: Number, description: LIMIT_DOCS.sessionRetentionDays })
+  sessionRetentionDays!: number | null;
+}
+
+class UpdateTenantLimits {
+  @ApiPropertyOptional({ nullable: true, type: Number, description: `${LIMIT_DOCS.requestsPerMinutePerKey} 0 = no limit; null = the default.` })
+  requestsPerMinutePerKey?: number | null;
+  @ApiPropertyOptional({ nullable: true, type: Number, description: LIMIT_DOCS.requestsPerMinute })
+  requestsPerMinute?: number | null;
+  @ApiPropertyOptional({ nullable: true, type: Number, description: LIMIT_DOCS.appendedTokensPerMinute })
+  appendedTokensPerMinute?: number | null;
+  @ApiPropertyOptional({ nullable: true, type: Number, description: LIMIT_DOCS.summarizerTokensPerDay })
+  summarizerTokensPerDay?: number | null;
+  @ApiPropertyOptional({ nullable: true, type: Number, description: LIMIT_DOCS.summarizerCostPerDayUsd })
+  summarizerCostPerDayUsd?: number | null;
+  @ApiPropertyOptional({ nullable: true, type: Number, description: LIMIT_DOCS.sessionRetentionDays })
+  sessionRetentionDays?: number | null;
+}
+
 export class TenantSettingsView {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -41,6 +97,12 @@ export class TenantSettingsView {
 
   @ApiPropertyOptional({ nullable: true, type: PolicyView, description: 'The policy of sessions created without one (null: the `balanced` preset).' })
   defaultPolicy!: PolicyView | null;
+
+  @ApiProperty({ type: TenantLimitsView, description: "The tenant's own limits (null: the operator's default)." })
+  limits!: TenantLimitsView;
+
+  @ApiProperty({ type: TenantLimitDefaults, description: "The operator's default limits (COMPACTOR_LIMIT_*); 0 = no limit." })
+  limitDefaults!: TenantLimitDefaults;
 }
 
 class UpdateTenantProxy {
@@ -65,4 +127,7 @@ export class UpdateTenantRequest {
     example: 'factor3',
   })
   defaultPolicy?: unknown;
+
+  @ApiPropertyOptional({ type: UpdateTenantLimits, description: 'Only the fields given change; 0 = no limit, null = the operator\'s default.' })
+  limits?: UpdateTenantLimits;
 }

@@ -53,6 +53,22 @@ describe('tenant settings (GET/PATCH /v1/tenant)', () => {
         },
         allowPrivateUpstreams: false,
         defaultPolicy: null,
+        limits: {
+          requestsPerMinutePerKey: null,
+          requestsPerMinute: null,
+          appendedTokensPerMinute: null,
+          summarizerTokensPerDay: null,
+          summarizerCostPerDayUsd: null,
+          sessionRetentionDays: null,
+        },
+        limitDefaults: {
+          requestsPerMinutePerKey: api.config.COMPACTOR_LIMIT_REQUESTS_PER_MINUTE_PER_KEY,
+          requestsPerMinute: api.config.COMPACTOR_LIMIT_REQUESTS_PER_MINUTE,
+          appendedTokensPerMinute: api.config.COMPACTOR_LIMIT_APPENDED_TOKENS_PER_MINUTE,
+          summarizerTokensPerDay: api.config.COMPACTOR_LIMIT_SUMMARIZER_TOKENS_PER_DAY,
+          summarizerCostPerDayUsd: api.config.COMPACTOR_LIMIT_SUMMARIZER_COST_PER_DAY_USD,
+          sessionRetentionDays: api.config.COMPACTOR_LIMIT_SESSION_RETENTION_DAYS,
+        },
       });
     });
 
@@ -74,6 +90,12 @@ describe('tenant settings (GET/PATCH /v1/tenant)', () => {
         [{ proxy: { anthropicBaseUrl: 'http://169.254.169.254' } }, 'proxy.anthropicBaseUrl'],
         [{ proxy: { openaiBaseUrl: 'http://localhost:8080' } }, 'proxy.openaiBaseUrl'],
         [{ proxy: { openaiBaseUrl: 'http://10.1.2.3' } }, 'proxy.openaiBaseUrl'],
+        [{ limits: { requestsPerMinutePerKey: -1 } }, 'limits.requestsPerMinutePerKey'],
+        [{ limits: { requestsPerMinute: 2.5 } }, 'limits.requestsPerMinute'],
+        [{ limits: { appendedTokensPerMinute: 10 } }, 'limits.appendedTokensPerMinute'],
+        [{ limits: { summarizerTokensPerDay: '1000000' } }, 'limits.summarizerTokensPerDay'],
+        [{ limits: { summarizerCostPerDayUsd: 0.001 } }, 'limits.summarizerCostPerDayUsd'],
+        [{ limits: { sessionRetentionDays: 40_000 } }, 'limits.sessionRetentionDays'],
         [{}, '(body)'],
       ];
       for (const [body, field] of cases) {
@@ -85,8 +107,10 @@ describe('tenant settings (GET/PATCH /v1/tenant)', () => {
       const internal = await http().patch('/v1/tenant').set(auth(admin)).send({ proxy: { anthropicBaseUrl: 'http://127.0.0.1:9', openaiBaseUrl: 'http://[::1]:9' } }).expect(400);
       expect(fieldsOf(internal)).toEqual(['proxy.anthropicBaseUrl', 'proxy.openaiBaseUrl']);
       expect(internal.body.error.message).toContain('COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS');
-      const unknown = await http().patch('/v1/tenant').set(auth(admin)).send({ limits: { rpm: 1 } }).expect(400);
-      expect(unknown.body.error.message).toContain('"limits"');
+      const unknown = await http().patch('/v1/tenant').set(auth(admin)).send({ quotas: { rpm: 1 } }).expect(400);
+      expect(unknown.body.error.message).toContain('"quotas"');
+      const unknownLimit = await http().patch('/v1/tenant').set(auth(admin)).send({ limits: { rpm: 1 } }).expect(400);
+      expect(unknownLimit.body.error.message).toContain('"rpm"');
       expect((await http().get('/v1/tenant').set(auth(admin)).expect(200)).body).toEqual(before);
       expect(await audit(admin)).toEqual([]);
     });
@@ -149,6 +173,33 @@ describe('tenant settings (GET/PATCH /v1/tenant)', () => {
               defaultPolicy: { from: null, to: { preset: 'factor3', overrides: {} } },
             },
           },
+        },
+      ]);
+    });
+
+    it('sets, zeroes (no limit) and clears limits, each change audited', async () => {
+      const admin = await api.tenantKey(['admin']);
+      const set = (
+        await http().patch('/v1/tenant').set(auth(admin)).send({ limits: { requestsPerMinutePerKey: 600, summarizerCostPerDayUsd: 2.5, sessionRetentionDays: 0 } }).expect(200)
+      ).body;
+      expect(set.limits).toEqual({
+        requestsPerMinutePerKey: 600,
+        requestsPerMinute: null,
+        appendedTokensPerMinute: null,
+        summarizerTokensPerDay: null,
+        summarizerCostPerDayUsd: 2.5,
+        sessionRetentionDays: 0,
+      });
+      const cleared = (await http().patch('/v1/tenant').set(auth(admin)).send({ limits: { requestsPerMinutePerKey: null } }).expect(200)).body;
+      expect(cleared.limits.requestsPerMinutePerKey).toBeNull();
+      expect(cleared.limits.summarizerCostPerDayUsd).toBe(2.5);
+      const entries = await audit(admin);
+      expect(entries.map((e) => e.data.changes)).toEqual([
+        { 'limits.requestsPerMinutePerKey': { from: 600, to: null } },
+        {
+          'limits.requestsPerMinutePerKey': { from: null, to: 600 },
+          'limits.summarizerCostPerDayUsd': { from: null, to: 2.5 },
+          'limits.sessionRetentionDays': { from: null, to: 0 },
         },
       ]);
     });

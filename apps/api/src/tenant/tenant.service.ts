@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DomainError, ErrorCode, FieldProblem, PolicyInput, ValidationFailed } from '@compactor/compaction';
-import { Prisma, TenantRecord, TenantRepository } from '@compactor/persistence';
+import { LIMIT_FIELDS, limitDefaults, limitProblem, Prisma, TenantLimits, TenantRecord, TenantRepository, tenantOwnLimits } from '@compactor/persistence';
 import { z } from 'zod';
 import { AuthContext } from '../auth/scopes';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
@@ -8,7 +8,8 @@ import { ProxySettings } from '../proxy/proxy-settings';
 import { internalAddressOf } from '../proxy/upstream-address';
 import { policyJson, policySchema } from '../sessions/session-config';
 import { TenantDefaults } from './tenant-defaults';
-import { TenantSettingsView } from './tenant.dto';
+import { TenantLimitsService } from './tenant-limits.service';
+import { TenantLimitsView, TenantSettingsView } from './tenant.dto';
 
 /** An upstream base URL a tenant may set: http(s), no credentials (they would be shown and audited), no query or fragment. */
 const upstreamUrl = z
@@ -27,6 +28,16 @@ const upstreamUrl = z
     else if (url.search || url.hash) ctx.addIssue({ code: 'custom', message: 'must not have a query or fragment' });
   });
 
+/** One limit: 0 (no limit) or a number in its range; null clears the tenant's own value. */
+const limitValue = (field: (typeof LIMIT_FIELDS)[number]) =>
+  z.unknown().superRefine((value, ctx) => {
+    if (value === null) return;
+    const problem = limitProblem(field, value);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  }) as z.ZodType<number | null>;
+
+const limitsSchema = z.strictObject(Object.fromEntries(LIMIT_FIELDS.map((f) => [f.name, limitValue(f).optional()])) as Record<keyof TenantLimits, z.ZodOptional<z.ZodType<number | null>>>);
+
 export const updateTenantSchema = z
   .strictObject({
     proxy: z
@@ -37,9 +48,10 @@ export const updateTenantSchema = z
       })
       .optional(),
     defaultPolicy: policySchema.nullable().optional(),
+    limits: limitsSchema.optional(),
   })
-  .refine((v) => v.defaultPolicy !== undefined || (v.proxy !== undefined && Object.keys(v.proxy).length > 0), {
-    message: 'must change at least one of proxy.anthropicBaseUrl, proxy.openaiBaseUrl, proxy.timeoutMs, defaultPolicy',
+  .refine((v) => v.defaultPolicy !== undefined || (v.proxy !== undefined && Object.keys(v.proxy).length > 0) || (v.limits !== undefined && Object.keys(v.limits).length > 0), {
+    message: 'must change at least one of proxy.anthropicBaseUrl, proxy.openaiBaseUrl, proxy.timeoutMs, defaultPolicy, limits.*',
   });
 
 export type TenantUpdate = z.infer<typeof updateTenantSchema>;
@@ -65,6 +77,7 @@ export class TenantService {
     private readonly tenants: TenantRepository,
     private readonly proxySettings: ProxySettings,
     private readonly defaults: TenantDefaults,
+    private readonly limits: TenantLimitsService,
   ) {}
 
   async get(tenantId: string): Promise<TenantSettingsView> {
@@ -89,6 +102,16 @@ export class TenantService {
       }
       if (Object.keys(proxy).length > 0) settings.proxy = proxy;
       else delete settings.proxy;
+      const limits: Record<string, unknown> = { ...asObject(settings.limits) };
+      for (const field of LIMIT_FIELDS) {
+        const value = change.limits?.[field.name];
+        if (value === undefined || same(limits[field.name], value)) continue;
+        changes[`limits.${field.name}`] = { from: (limits[field.name] ?? null) as Json, to: value };
+        if (value === null) delete limits[field.name];
+        else limits[field.name] = value;
+      }
+      if (Object.keys(limits).length > 0) settings.limits = limits;
+      else delete settings.limits;
       if (policy !== undefined) {
         const next = policy === null ? null : policyJson(policy as PolicyInput);
         if (!same(settings.defaultPolicy, next)) {
@@ -107,6 +130,7 @@ export class TenantService {
     // This process reads the new settings at once; other API replicas within their 10 s cache.
     this.proxySettings.invalidate(auth.tenantId);
     this.defaults.invalidate(auth.tenantId);
+    this.limits.invalidate(auth.tenantId);
     return this.view(updated);
   }
 
@@ -133,6 +157,7 @@ export class TenantService {
     const proxy = asObject(settings.proxy);
     const policy = policySchema.safeParse(settings.defaultPolicy);
     const str = (v: unknown) => (typeof v === 'string' ? v : null);
+    const own = tenantOwnLimits(settings);
     return {
       id: tenant.id,
       name: tenant.name,
@@ -148,6 +173,8 @@ export class TenantService {
       },
       allowPrivateUpstreams: this.config.COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS,
       defaultPolicy: settings.defaultPolicy !== undefined && policy.success ? { preset: policy.data.preset, overrides: policy.data.overrides as Record<string, unknown> } : null,
+      limits: Object.fromEntries(LIMIT_FIELDS.map((f) => [f.name, own[f.name] ?? null])) as unknown as TenantLimitsView,
+      limitDefaults: limitDefaults(this.config),
     };
   }
 }

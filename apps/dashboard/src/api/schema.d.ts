@@ -1386,6 +1386,34 @@ export interface components {
             /** @description The message's treatment in version a (null: verbatim). */
             was?: string | null;
         };
+        TenantLimitDefaults: {
+            /** @description Tokens the tenant may append per minute, REST appends and the messages the proxy records (1,000..1,000,000,000). */
+            appendedTokensPerMinute: number;
+            /** @description Requests per minute all of the tenant's keys together may make (1..10,000,000). */
+            requestsPerMinute: number;
+            /** @description Requests per minute one API key may make, REST and proxy (1..1,000,000). */
+            requestsPerMinutePerKey: number;
+            /** @description Sessions idle for more days than this are deleted with their artifacts (1..36,500). */
+            sessionRetentionDays: number;
+            /** @description Summarizer cost in US dollars the tenant's compactions may spend per UTC day (0.01..1,000,000). */
+            summarizerCostPerDayUsd: number;
+            /** @description Summarizer tokens (input + output) the tenant's compactions may spend per UTC day (1,000..10,000,000,000). */
+            summarizerTokensPerDay: number;
+        };
+        TenantLimitsView: {
+            /** @description Tokens the tenant may append per minute, REST appends and the messages the proxy records (1,000..1,000,000,000). */
+            appendedTokensPerMinute: number | null;
+            /** @description Requests per minute all of the tenant's keys together may make (1..10,000,000). */
+            requestsPerMinute: number | null;
+            /** @description Requests per minute one API key may make, REST and proxy (1..1,000,000). */
+            requestsPerMinutePerKey: number | null;
+            /** @description Sessions idle for more days than this are deleted with their artifacts (1..36,500). */
+            sessionRetentionDays: number | null;
+            /** @description Summarizer cost in US dollars the tenant's compactions may spend per UTC day (0.01..1,000,000). */
+            summarizerCostPerDayUsd: number | null;
+            /** @description Summarizer tokens (input + output) the tenant's compactions may spend per UTC day (1,000..10,000,000,000). */
+            summarizerTokensPerDay: number | null;
+        };
         TenantProxySettings: {
             /** @description The tenant's Anthropic upstream (null: the operator's COMPACTOR_PROXY_ANTHROPIC_BASE_URL). */
             anthropicBaseUrl?: string | null;
@@ -1401,6 +1429,10 @@ export interface components {
             defaultPolicy?: components["schemas"]["PolicyView"] | null;
             /** Format: uuid */
             id: string;
+            /** @description The operator's default limits (COMPACTOR_LIMIT_*); 0 = no limit. */
+            limitDefaults: components["schemas"]["TenantLimitDefaults"];
+            /** @description The tenant's own limits (null: the operator's default). */
+            limits: components["schemas"]["TenantLimitsView"];
             name: string;
             /** @description The tenant's own proxy upstreams and timeout. */
             proxy: components["schemas"]["TenantProxySettings"];
@@ -1412,6 +1444,20 @@ export interface components {
             model?: string;
             outputReserve?: number;
             policy?: ("balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging") | components["schemas"]["PolicyView"];
+        };
+        UpdateTenantLimits: {
+            /** @description Tokens the tenant may append per minute, REST appends and the messages the proxy records (1,000..1,000,000,000). */
+            appendedTokensPerMinute?: number | null;
+            /** @description Requests per minute all of the tenant's keys together may make (1..10,000,000). */
+            requestsPerMinute?: number | null;
+            /** @description Requests per minute one API key may make, REST and proxy (1..1,000,000). 0 = no limit; null = the default. */
+            requestsPerMinutePerKey?: number | null;
+            /** @description Sessions idle for more days than this are deleted with their artifacts (1..36,500). */
+            sessionRetentionDays?: number | null;
+            /** @description Summarizer cost in US dollars the tenant's compactions may spend per UTC day (0.01..1,000,000). */
+            summarizerCostPerDayUsd?: number | null;
+            /** @description Summarizer tokens (input + output) the tenant's compactions may spend per UTC day (1,000..10,000,000,000). */
+            summarizerTokensPerDay?: number | null;
         };
         UpdateTenantProxy: {
             /**
@@ -1433,6 +1479,8 @@ export interface components {
              * @example factor3
              */
             defaultPolicy?: (string | components["schemas"]["PolicyView"]) | null;
+            /** @description Only the fields given change; 0 = no limit, null = the operator's default. */
+            limits?: components["schemas"]["UpdateTenantLimits"];
             /** @description Only the fields given change. */
             proxy?: components["schemas"]["UpdateTenantProxy"];
         };

@@ -1,4 +1,4 @@
-import { databaseUrl, Env, loadConfig, logLevel, positiveInt, redisUrl } from '@compactor/config';
+import { databaseUrl, Env, loadConfig, logLevel, positiveInt, redisUrl, tenantLimitFields } from '@compactor/config';
 import { offloadCompactEnvLayer } from '@compactor/compaction';
 import { summarizerConfigSchema } from '@compactor/llm';
 import { z } from 'zod';
@@ -28,6 +28,7 @@ export const workerConfigSchema = z.object({
   COMPACTOR_COMPACT_PRESERVE_COUNT: z.string().optional(),
   COMPACTOR_COMPACT_MODEL: z.string().optional(),
   COMPACTOR_COMPACT_RETRY_COUNT: z.string().optional(),
+  ...tenantLimitFields,
 }).extend(summarizerConfigSchema.shape);
 
 /** The `COMPACTOR_COMPACT_*` layer of preset parameters, by preset (SPEC.md "Policies": defaults, then env, then overrides). */
