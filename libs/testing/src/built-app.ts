@@ -24,6 +24,10 @@ export interface RunningApp {
   output(): string;
   /** The exit code once the process ended (null while it runs): an outage must never end it. */
   exitCode(): number | null;
+  /** The process id (for a test that kills it as an operator or the kernel would). */
+  readonly pid: number;
+  /** Sends a signal and resolves once the process ended (`SIGKILL`: no shutdown hook runs, as when a machine dies). */
+  kill(signal: NodeJS.Signals): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -58,6 +62,11 @@ export async function startBuiltApp(app: 'api' | 'worker', env: Record<string, s
   return {
     output: () => output,
     exitCode: () => child.exitCode ?? (child.signalCode ? -1 : null),
+    pid: child.pid ?? -1,
+    kill: async (signal) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;

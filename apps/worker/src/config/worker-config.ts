@@ -22,6 +22,20 @@ export const workerConfigSchema = z.object({
   COMPACTION_SWEEP_INTERVAL_MS: positiveInt.min(1000).max(3600 * 1000).default(30000),
   /** How long a shutdown waits for running jobs before exiting. */
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(30000),
+  /**
+   * A running job's lock in Redis (BullMQ `lockDuration`): a killed worker's job is taken over
+   * once its lock expired and a stalled check saw it, so within about lock + stalled interval.
+   */
+  WORKER_LOCK_DURATION_MS: positiveInt.min(1000).max(600_000).default(10_000),
+  /**
+   * How often a running job's lock is renewed (BullMQ `lockRenewTime`; default a quarter of the
+   * lock). Renewal needs a free event loop: work that blocks it longer than lock − renew loses the lock.
+   */
+  WORKER_LOCK_RENEW_MS: positiveInt.optional(),
+  /** How often jobs whose lock expired are looked for (BullMQ `stalledInterval`; one check per interval across all workers). */
+  WORKER_STALLED_INTERVAL_MS: positiveInt.min(500).max(600_000).default(5_000),
+  /** Times a job may stall (its worker died or lost the lock) and still run again; one more stall fails it (BullMQ `maxStalledCount`). */
+  WORKER_MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(100).default(2),
   /** Seed 003's parameters for the `offload-compact` preset (session overrides still win); checked by the preset. */
   COMPACTOR_COMPACT_TRIGGER_THRESHOLD: z.string().optional(),
   COMPACTOR_COMPACT_TARGET_TOKENS: z.string().optional(),
@@ -48,5 +62,26 @@ export type WorkerConfig = z.infer<typeof workerConfigSchema>;
 export const WORKER_CONFIG = Symbol('WORKER_CONFIG');
 
 export function loadWorkerConfig(env?: Env): WorkerConfig {
-  return loadConfig('worker', workerConfigSchema, env);
+  return loadConfig(
+    'worker',
+    workerConfigSchema.superRefine((config, ctx) => {
+      if (config.WORKER_LOCK_RENEW_MS !== undefined && config.WORKER_LOCK_RENEW_MS >= config.WORKER_LOCK_DURATION_MS / 2) {
+        ctx.addIssue({ code: 'custom', path: ['WORKER_LOCK_RENEW_MS'], message: 'must be less than half of WORKER_LOCK_DURATION_MS (a lock renewed later than that is lost to one slow renewal)' });
+      }
+    }),
+    env,
+  );
+}
+
+/**
+ * The BullMQ worker options that decide how soon a dead worker's job is taken over and how long
+ * a blocked event loop may keep a job's lock (docs/reliability.md "Lock").
+ */
+export function workerLockOptions(config: Pick<WorkerConfig, 'WORKER_LOCK_DURATION_MS' | 'WORKER_LOCK_RENEW_MS' | 'WORKER_STALLED_INTERVAL_MS' | 'WORKER_MAX_STALLED_COUNT'>) {
+  return {
+    lockDuration: config.WORKER_LOCK_DURATION_MS,
+    lockRenewTime: config.WORKER_LOCK_RENEW_MS ?? Math.floor(config.WORKER_LOCK_DURATION_MS / 4),
+    stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
+    maxStalledCount: config.WORKER_MAX_STALLED_COUNT,
+  };
 }

@@ -13,7 +13,7 @@ import {
 } from '@compactor/jobs';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { WORKER_CONFIG, WorkerConfig } from '../config/worker-config';
+import { WORKER_CONFIG, WorkerConfig, workerLockOptions } from '../config/worker-config';
 import { WorkerActivity } from '../status/worker-activity';
 
 export const WORKER_REDIS = Symbol('WORKER_REDIS');
@@ -69,7 +69,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
           withJobLogFields({ jobId: String(job.id), job: job.name, ...sessionOf(job.data) }, () =>
             this.registry.dispatch(job.name, job.data, { signal, finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) }),
           ),
-        { connection, prefix: this.config.QUEUE_PREFIX, concurrency: this.config.WORKER_CONCURRENCY },
+        { connection, prefix: this.config.QUEUE_PREFIX, concurrency: this.config.WORKER_CONCURRENCY, ...workerLockOptions(this.config) },
       );
       // A lock this worker could not renew may already be another worker's: the run here stops at its next step.
       worker.on('lockRenewalFailed', (jobIds) => {
@@ -84,7 +84,10 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       this.workers.push(worker);
     }
     await this.scheduleMaintenance();
-    this.logger.log(`Handling ${this.registry.names.length} job type(s) on ${queues.size} queue(s)`);
+    const lock = workerLockOptions(this.config);
+    this.logger.log(
+      `Handling ${this.registry.names.length} job type(s) on ${queues.size} queue(s); job locks ${lock.lockDuration} ms renewed every ${lock.lockRenewTime} ms, stalled check every ${lock.stalledInterval} ms`,
+    );
   }
 
   /** Repeating maintenance; upsert keeps one schedule however many workers start. */
