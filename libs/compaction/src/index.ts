@@ -33,3 +33,4 @@ export * from './engine/watermark';
 export * from './engine/offload-compact';
 export * from './reliability';
 export * from './proxy/conversation-match';
+export * from './policy/ranges';

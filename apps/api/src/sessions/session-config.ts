@@ -5,12 +5,15 @@ import {
   isPresetImplemented,
   PolicyInput,
   PRESET_NAMES,
+  privilegedOverrides,
   RequestLimits,
   resolvePresetParams,
   sessionBudget,
   SessionBudgetFields,
   thresholdTokens,
   ValidationFailed,
+  DomainError,
+  ErrorCode,
 } from '@compactor/compaction';
 import { Prisma, SessionRecord } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
@@ -37,6 +40,19 @@ export const policySchema = z
       for (const problem of error.problems) ctx.addIssue({ code: 'custom', path: problem.field.split('.').slice(1), message: problem.message });
     }
   });
+
+/**
+ * Prompt and summarizer-model overrides need an `admin` key (issue #15 item 3): they decide what
+ * the operator's LLM key is asked and which model it pays for. A 403 names the fields.
+ */
+export function assertMayOverride(policy: PolicyInput | undefined, scopes: readonly string[], prefix = 'policy.overrides'): void {
+  if (!policy || scopes.includes('admin')) return;
+  const fields = privilegedOverrides(policy.overrides, prefix);
+  if (fields.length === 0) return;
+  throw new DomainError(ErrorCode.Forbidden, `${fields.join(', ')}: prompt and summarizer-model overrides need an admin key`, {
+    fields: fields.map((field) => ({ field, message: 'needs an admin key' })),
+  });
+}
 
 export const sessionConfigFields = {
   model: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),

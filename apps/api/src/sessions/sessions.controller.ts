@@ -27,7 +27,7 @@ import { AppendService } from './append.service';
 import { ContextResponse } from './context.dto';
 import { ContextService } from './context.service';
 import { HistoryPage } from './history.dto';
-import { resolveSessionConfig, sessionConfigFields } from './session-config';
+import { assertMayOverride, resolveSessionConfig, sessionConfigFields } from './session-config';
 import {
   CreateSessionRequest,
   DeletedSession,
@@ -119,6 +119,7 @@ export class SessionsController {
   @ApiConflictResponse({ type: ErrorResponse })
   async create(@Auth() auth: AuthContext, @Body() body: unknown): Promise<SessionWithWarnings> {
     const input = parseOrThrow(createSessionSchema, body);
+    assertMayOverride(input.policy, auth.scopes);
     // Without a policy the session takes the tenant's default policy (PATCH /v1/tenant).
     const config = resolveSessionConfig({ ...input, policy: input.policy ?? (await this.tenantDefaults.policy(auth.tenantId)) });
     const session = await this.sessions.create(auth.tenantId, input.id, config);
@@ -143,6 +144,7 @@ export class SessionsController {
   async update(@Auth() auth: AuthContext, @Param('id') id: string, @Body() body: unknown): Promise<SessionWithWarnings> {
     const sessionId = parseSessionId(id);
     const change = parseOrThrow(updateSessionSchema, body);
+    assertMayOverride(change.policy, auth.scopes);
     const updated = await this.updates.update(auth.tenantId, sessionId, change);
     // The new values; of a policy its preset and the names of its overrides (a prompt override can be kilobytes).
     const { policy, ...fields } = change;
@@ -183,7 +185,9 @@ export class SessionsController {
   ): Promise<AppendMessagesResponse> {
     const sessionId = parseSessionId(id);
     const key = idempotencyKey === undefined ? undefined : parseOrThrow(idempotencyKeySchema, idempotencyKey, 'Idempotency-Key');
-    return this.appends.append(auth.tenantId, sessionId, parseOrThrow(appendBodySchema, body), key);
+    const append = parseOrThrow(appendBodySchema, body);
+    assertMayOverride(append.policy, auth.scopes);
+    return this.appends.append(auth.tenantId, sessionId, append, key);
   }
 
   @Get(':id/messages')

@@ -1,5 +1,7 @@
 import { CanonicalMessage } from '../messages/canonical';
+import { FieldProblem, ValidationFailed } from '../errors';
 import { ParamLayer, resolveParams } from '../policy/params';
+import { numberProblem } from '../policy/ranges';
 import { PolicyInput, PresetName } from '../policy/presets';
 import { BALANCED, BALANCED_DEFAULTS } from './balanced';
 import { ProtectionPolicy } from './protection';
@@ -44,13 +46,27 @@ const TRIGGER_KEYS = new Set(['triggerFraction', 'snapshotFraction']);
 export function resolvePresetParams(policy: PolicyInput, env: Record<string, unknown> = {}): object {
   const preset = PRESETS[policy.preset];
   if (!preset) throw new Error(`preset ${policy.preset} has no stages`);
-  // A trigger key the preset does not declare configures only the scheduler; one it declares reaches its run too.
+  // A trigger key the preset does not declare configures only the scheduler (checked here); one it declares reaches its run too.
+  const triggerProblems: FieldProblem[] = [];
+  for (const key of TRIGGER_KEYS) {
+    const value = policy.overrides?.[key];
+    if (value === undefined || key in preset.defaults) continue;
+    const problem = typeof value === 'number' && Number.isFinite(value) ? numberProblem(key, value) : 'must be a number';
+    if (problem) triggerProblems.push({ field: `policy.overrides.${key}`, message: problem });
+  }
   const overrides = Object.fromEntries(Object.entries(policy.overrides ?? {}).filter(([k]) => !TRIGGER_KEYS.has(k) || k in preset.defaults));
   const layers: ParamLayer[] = [
     { source: 'environment', values: env },
     { source: 'policy.overrides', values: overrides },
   ];
-  return resolveParams(preset.defaults, ...layers);
+  try {
+    const params = resolveParams(preset.defaults, ...layers);
+    if (triggerProblems.length > 0) throw new ValidationFailed(triggerProblems);
+    return params;
+  } catch (error) {
+    if (error instanceof ValidationFailed && triggerProblems.length > 0 && error.problems !== triggerProblems) throw new ValidationFailed([...triggerProblems, ...error.problems]);
+    throw error;
+  }
 }
 
 /** Runs one compaction of the session's preset. */

@@ -1,15 +1,17 @@
 import { FieldProblem, ValidationFailed } from '../errors';
+import { listProblem, numberProblem, stringProblem } from './ranges';
 
 /**
  * Parameter layering (SPEC.md "Policies"): the preset's defaults, then environment variables,
  * then the session's overrides. Every layer is checked against the defaults' shape: an unknown
  * key or a value of the wrong type is a `ValidationFailed` naming the field
  * (`policy.overrides.protection.latestMessages`), never a silently ignored or half-applied value.
+ * Values are also checked against their parameter's range (ranges.ts).
  */
 type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function mergeLayer(base: unknown, layer: unknown, path: string, problems: FieldProblem[]): unknown {
+function mergeLayer(base: unknown, layer: unknown, path: string, param: string, problems: FieldProblem[]): unknown {
   if (isPlain(base)) {
     if (!isPlain(layer)) {
       problems.push({ field: path, message: 'must be an object' });
@@ -22,7 +24,7 @@ function mergeLayer(base: unknown, layer: unknown, path: string, problems: Field
         problems.push({ field, message: `unknown parameter (known: ${Object.keys(base).join(', ')})` });
         continue;
       }
-      out[key] = mergeLayer(base[key], value, field, problems);
+      out[key] = mergeLayer(base[key], value, field, param ? `${param}.${key}` : key, problems);
     }
     return out;
   }
@@ -31,11 +33,21 @@ function mergeLayer(base: unknown, layer: unknown, path: string, problems: Field
       problems.push({ field: path, message: 'must be an array of strings' });
       return base;
     }
+    const problem = listProblem(layer);
+    if (problem) {
+      problems.push({ field: path, message: problem });
+      return base;
+    }
     return [...layer];
   }
   if (typeof base === 'number') {
     if (typeof layer !== 'number' || !Number.isFinite(layer) || layer < 0) {
       problems.push({ field: path, message: 'must be a non-negative number' });
+      return base;
+    }
+    const problem = numberProblem(param, layer);
+    if (problem) {
+      problems.push({ field: path, message: problem });
       return base;
     }
     return layer;
@@ -50,6 +62,11 @@ function mergeLayer(base: unknown, layer: unknown, path: string, problems: Field
   if (typeof base === 'string') {
     if (typeof layer !== 'string') {
       problems.push({ field: path, message: 'must be a string' });
+      return base;
+    }
+    const problem = stringProblem(param, layer);
+    if (problem) {
+      problems.push({ field: path, message: problem });
       return base;
     }
     return layer;
@@ -68,7 +85,7 @@ export interface ParamLayer {
 export function resolveParams<P extends object>(defaults: P, ...layers: ParamLayer[]): P {
   const problems: FieldProblem[] = [];
   let current: unknown = defaults;
-  for (const layer of layers) current = mergeLayer(current, layer.values, layer.source, problems);
+  for (const layer of layers) current = mergeLayer(current, layer.values, layer.source, '', problems);
   if (problems.length > 0) throw new ValidationFailed(problems);
   return current as P;
 }
