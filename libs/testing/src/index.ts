@@ -8,3 +8,4 @@ export * from './recording-relay';
 export * from './claude-code';
 export * from './tcp-relay';
 export * from './redis-server';
+export * from './fault-stack';

@@ -13,7 +13,7 @@ describe('worker config', () => {
   });
 
   it('takes a dead worker\'s job over within seconds by default, and renews the lock often enough to survive a busy event loop', () => {
-    expect(workerLockOptions(loadWorkerConfig({}))).toEqual({ lockDuration: 10_000, lockRenewTime: 2_500, stalledInterval: 5_000, maxStalledCount: 2 });
+    expect(workerLockOptions(loadWorkerConfig({}))).toEqual({ lockDuration: 8_000, lockRenewTime: 2_000, stalledInterval: 2_000, maxStalledCount: 2 });
     expect(workerLockOptions(loadWorkerConfig({ WORKER_LOCK_DURATION_MS: '4000', WORKER_LOCK_RENEW_MS: '1000', WORKER_STALLED_INTERVAL_MS: '1000', WORKER_MAX_STALLED_COUNT: '0' }))).toEqual({
       lockDuration: 4_000,
       lockRenewTime: 1_000,

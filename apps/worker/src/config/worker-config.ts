@@ -24,16 +24,16 @@ export const workerConfigSchema = z.object({
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(30000),
   /**
    * A running job's lock in Redis (BullMQ `lockDuration`): a killed worker's job is taken over
-   * once its lock expired and a stalled check saw it, so within about lock + stalled interval.
+   * once its lock expired and a stalled check saw it, so within lock + one or two stalled intervals.
    */
-  WORKER_LOCK_DURATION_MS: positiveInt.min(1000).max(600_000).default(10_000),
+  WORKER_LOCK_DURATION_MS: positiveInt.min(1000).max(600_000).default(8_000),
   /**
    * How often a running job's lock is renewed (BullMQ `lockRenewTime`; default a quarter of the
    * lock). Renewal needs a free event loop: work that blocks it longer than lock − renew loses the lock.
    */
   WORKER_LOCK_RENEW_MS: positiveInt.optional(),
   /** How often jobs whose lock expired are looked for (BullMQ `stalledInterval`; one check per interval across all workers). */
-  WORKER_STALLED_INTERVAL_MS: positiveInt.min(500).max(600_000).default(5_000),
+  WORKER_STALLED_INTERVAL_MS: positiveInt.min(500).max(600_000).default(2_000),
   /** Times a job may stall (its worker died or lost the lock) and still run again; one more stall fails it (BullMQ `maxStalledCount`). */
   WORKER_MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(100).default(2),
   /** Seed 003's parameters for the `offload-compact` preset (session overrides still win); checked by the preset. */
