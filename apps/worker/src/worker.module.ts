@@ -8,6 +8,7 @@ import { compactionEnvParams, WORKER_CONFIG, WorkerConfig } from './config/worke
 import { JobRunner, WORKER_REDIS } from './jobs/job-runner';
 import { MaintenanceService } from './maintenance/maintenance.service';
 import { COMPACTION_ENV_PARAMS, CompactionService, SUMMARIZER } from './compaction/compaction.service';
+import { SpendCaps } from './compaction/spend-caps';
 import { CompactionProgress } from './compaction/compaction-progress';
 import { CompactionSweep } from './compaction/compaction-sweep';
 import { WorkerActivity } from './status/worker-activity';
@@ -53,6 +54,7 @@ export class WorkerModule implements OnApplicationShutdown {
         JobRunner,
         MaintenanceService,
         CompactionService,
+        SpendCaps,
         CompactionSweep,
         WorkerHeartbeatService,
       ],

@@ -188,6 +188,17 @@ export class CompactionRepository {
     return n === 1;
   }
 
+  /**
+   * What the tenant's compactions recorded as summarizer usage since that time (the spend caps of
+   * issue #15): tokens in and out and cost, over jobs created since. A run in flight adds its own.
+   */
+  async spendSince(tenantId: string, since: Date): Promise<{ tokens: number; costUsd: number }> {
+    const rows = await this.prisma.$queryRaw<{ tokens: bigint | null; cost: Prisma.Decimal | null }[]>`
+      SELECT SUM(llm_input_tokens + llm_output_tokens)::bigint AS tokens, SUM(llm_cost_usd) AS cost
+      FROM compaction_jobs WHERE tenant_id = ${tenantId}::uuid AND created_at >= ${since}`;
+    return { tokens: Number(rows[0]?.tokens ?? 0), costUsd: Number(rows[0]?.cost ?? 0) };
+  }
+
   async jobExists(id: string): Promise<boolean> {
     return (await this.prisma.compactionJob.count({ where: { id } })) === 1;
   }

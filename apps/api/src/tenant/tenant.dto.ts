@@ -79,6 +79,16 @@ class UpdateTenantLimits {
   sessionRetentionDays?: number | null;
 }
 
+/** The summarizer spend the caps measure: what the tenant's compactions recorded since the start of the UTC day. */
+export class TenantSpendToday {
+  @ApiProperty({ format: 'date-time', description: 'Start of the current UTC day.' })
+  since!: string;
+  @ApiProperty({ description: 'Summarizer tokens (input + output) recorded by compactions since then.' })
+  summarizerTokens!: number;
+  @ApiProperty({ description: 'Summarizer cost in US dollars recorded since then.' })
+  summarizerCostUsd!: number;
+}
+
 export class TenantSettingsView {
   @ApiProperty({ format: 'uuid' })
   id!: string;
@@ -103,6 +113,9 @@ export class TenantSettingsView {
 
   @ApiProperty({ type: TenantLimitDefaults, description: "The operator's default limits (COMPACTOR_LIMIT_*); 0 = no limit." })
   limitDefaults!: TenantLimitDefaults;
+
+  @ApiProperty({ type: TenantSpendToday, description: 'Summarizer spend today (UTC), against limits.summarizerTokensPerDay and summarizerCostPerDayUsd.' })
+  spendToday!: TenantSpendToday;
 }
 
 class UpdateTenantProxy {

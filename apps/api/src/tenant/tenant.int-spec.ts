@@ -69,6 +69,7 @@ describe('tenant settings (GET/PATCH /v1/tenant)', () => {
           summarizerCostPerDayUsd: api.config.COMPACTOR_LIMIT_SUMMARIZER_COST_PER_DAY_USD,
           sessionRetentionDays: api.config.COMPACTOR_LIMIT_SESSION_RETENTION_DAYS,
         },
+        spendToday: { since: `${new Date().toISOString().slice(0, 10)}T00:00:00.000Z`, summarizerTokens: 0, summarizerCostUsd: 0 },
       });
     });
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DomainError, ErrorCode, FieldProblem, PolicyInput, ValidationFailed } from '@compactor/compaction';
-import { LIMIT_FIELDS, limitDefaults, limitProblem, Prisma, TenantLimits, TenantRecord, TenantRepository, tenantOwnLimits } from '@compactor/persistence';
+import { CompactionRepository, LIMIT_FIELDS, limitDefaults, limitProblem, Prisma, TenantLimits, TenantRecord, TenantRepository, tenantOwnLimits } from '@compactor/persistence';
 import { z } from 'zod';
 import { AuthContext } from '../auth/scopes';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
@@ -78,12 +78,21 @@ export class TenantService {
     private readonly proxySettings: ProxySettings,
     private readonly defaults: TenantDefaults,
     private readonly limits: TenantLimitsService,
+    private readonly compactions: CompactionRepository,
   ) {}
 
   async get(tenantId: string): Promise<TenantSettingsView> {
     const tenant = await this.tenants.find(tenantId);
     if (!tenant) throw new DomainError(ErrorCode.NotFound, 'Tenant not found');
-    return this.view(tenant);
+    return this.view(tenant, await this.spendToday(tenantId));
+  }
+
+  /** What the tenant's compactions spent on the summarizer since the start of the UTC day (the spend caps' measure). */
+  private async spendToday(tenantId: string): Promise<TenantSettingsView['spendToday']> {
+    const now = new Date();
+    const since = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+    const spent = await this.compactions.spendSince(tenantId, since);
+    return { since: since.toISOString(), summarizerTokens: spent.tokens, summarizerCostUsd: spent.costUsd };
   }
 
   async update(auth: AuthContext, change: TenantUpdate): Promise<TenantSettingsView> {
@@ -131,7 +140,7 @@ export class TenantService {
     this.proxySettings.invalidate(auth.tenantId);
     this.defaults.invalidate(auth.tenantId);
     this.limits.invalidate(auth.tenantId);
-    return this.view(updated);
+    return this.view(updated, await this.spendToday(auth.tenantId));
   }
 
   /** The proxy's own address check (F8), as a 400 naming the field, unless the operator allows internal upstreams. */
@@ -152,7 +161,7 @@ export class TenantService {
     if (problems.length > 0) throw new ValidationFailed(problems);
   }
 
-  private view(tenant: TenantRecord): TenantSettingsView {
+  private view(tenant: TenantRecord, spendToday: TenantSettingsView['spendToday']): TenantSettingsView {
     const settings = asObject(tenant.settings);
     const proxy = asObject(settings.proxy);
     const policy = policySchema.safeParse(settings.defaultPolicy);
@@ -175,6 +184,7 @@ export class TenantService {
       defaultPolicy: settings.defaultPolicy !== undefined && policy.success ? { preset: policy.data.preset, overrides: policy.data.overrides as Record<string, unknown> } : null,
       limits: Object.fromEntries(LIMIT_FIELDS.map((f) => [f.name, own[f.name] ?? null])) as unknown as TenantLimitsView,
       limitDefaults: limitDefaults(this.config),
+      spendToday,
     };
   }
 }

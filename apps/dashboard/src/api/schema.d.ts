@@ -609,7 +609,7 @@ export interface components {
         };
         AuditEntryView: {
             /** @enum {string} */
-            action: "api-key.created" | "api-key.revoked" | "snapshot.restored" | "compaction.undone" | "session.deleted" | "session.updated" | "tenant.updated";
+            action: "api-key.created" | "api-key.revoked" | "snapshot.restored" | "compaction.undone" | "session.deleted" | "session.expired" | "session.updated" | "tenant.updated";
             /** Format: date-time */
             createdAt: string;
             /** @description What changed (names, ids, old and new settings); never a key or its hash. */
@@ -623,7 +623,7 @@ export interface components {
             id: string;
             /**
              * Format: uuid
-             * @description The API key that acted.
+             * @description The API key that acted; null for the service itself (`session.expired`: the retention job).
              */
             keyId?: string | null;
             /** @description The target's id: a key id, a session id or the tenant id. */
@@ -1438,6 +1438,19 @@ export interface components {
             proxy: components["schemas"]["TenantProxySettings"];
             /** @description The operator's environment values, used where the tenant sets none. */
             proxyDefaults: components["schemas"]["ProxyDefaults"];
+            /** @description Summarizer spend today (UTC), against limits.summarizerTokensPerDay and summarizerCostPerDayUsd. */
+            spendToday: components["schemas"]["TenantSpendToday"];
+        };
+        TenantSpendToday: {
+            /**
+             * Format: date-time
+             * @description Start of the current UTC day.
+             */
+            since: string;
+            /** @description Summarizer cost in US dollars recorded since then. */
+            summarizerCostUsd: number;
+            /** @description Summarizer tokens (input + output) recorded by compactions since then. */
+            summarizerTokens: number;
         };
         UpdateSessionRequest: {
             contextWindow?: number;

@@ -38,6 +38,7 @@ import { JobName, JobPayload, JobQueue, JobRunContext, OnJob, QueueUnavailable }
 import { canonicalOf, CompactionRepository, JobRecord, JobTakenOver, MessageRepository, prefixOf, Prisma, SessionRecord, SessionRepository } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { MemoizedSummarizer } from './memoized-summarizer';
+import { SpendCapReached, SpendCaps } from './spend-caps';
 import { CompactionProgress } from './compaction-progress';
 
 
@@ -93,6 +94,7 @@ export class CompactionService {
     private readonly progress: CompactionProgress,
     @Inject(SUMMARIZER) private readonly summarizer: Summarizer,
     @Inject(COMPACTION_ENV_PARAMS) private readonly envParams: Record<string, Record<string, unknown>>,
+    private readonly spendCaps: SpendCaps,
   ) {}
 
   @OnJob(JobName.Compact)
@@ -154,8 +156,10 @@ export class CompactionService {
       await this.compactions.intermediate(jobId),
       (key, result) => this.compactions.saveIntermediate(jobId, key, result as unknown as Prisma.InputJsonValue),
       // Fencing before each paid call: a run taken over (stalled, lock lost) stops instead of paying twice.
-      async () => {
+      // Then the tenant's daily summarizer caps (a deterministic local summarizer spends nothing and is never capped).
+      async (spent) => {
         if (signal?.aborted || !(await this.compactions.ownsJob(jobId, attempt))) throw new JobTakenOver(jobId, attempt);
+        if (!this.summarizer.deterministic) await this.spendCaps.check(tenantId, spent);
       },
       signal,
     );
@@ -182,6 +186,7 @@ export class CompactionService {
         this.envParams[policy.preset] ?? {},
       );
     } catch (error) {
+      if (error instanceof SpendCapReached) return this.capped(session, tenantId, budget, policy, job, error, summarizer.spent, finish);
       if (!(error instanceof ValidationFailed)) throw error; // infrastructure: BullMQ retries
       // A policy override that no longer validates: nothing to retry, the head stays.
       await this.progress.record(session.id, tenantId, [{ type: 'compression-error', line: `Compaction failed: invalid policy (${error.message})`, data: { jobId } }]);
@@ -300,6 +305,41 @@ export class CompactionService {
   }
 
   /** Holds automatic compactions until the context grows past where this run left it, and says why in an event. */
+  /**
+   * The tenant's daily summarizer cap stopped the run before an LLM call: nothing is committed, the
+   * job ends `skipped` (reason `spend-cap`) with what it spent, the session gets an event, and
+   * automatic compactions wait as after any run that could not compact (the read-time fallback
+   * keeps the context within its budget meanwhile). Summaries already paid for stay saved on the job.
+   */
+  private async capped(
+    session: SessionRecord,
+    tenantId: string,
+    budget: ReturnType<typeof sessionBudget>,
+    policy: PolicyInput,
+    job: JobRecord,
+    cap: SpendCapReached,
+    spent: { tokens: number; costUsd: number },
+    finish: (data: Parameters<CompactionRepository['finishJob']>[1]) => Promise<unknown>,
+  ) {
+    const what = cap.limit === 'summarizerTokensPerDay' ? `${cap.spent.toLocaleString('en-US')} of ${cap.cap.toLocaleString('en-US')} summarizer tokens` : `$${cap.spent} of $${cap.cap}`;
+    this.logger.warn(`Compaction ${job.id}: skipped, the tenant's daily spend cap is reached (${cap.limit})`);
+    if (!job.dryRun) {
+      await this.progress.record(session.id, tenantId, [
+        {
+          type: 'spend-cap',
+          line: `Compaction skipped: the tenant's daily summarizer cap is reached (${what} today, UTC); it resumes tomorrow or when an admin raises limits.${cap.limit}`,
+          data: { jobId: job.id, limit: cap.limit, cap: cap.cap, spent: cap.spent },
+        },
+      ]);
+    }
+    await finish({ status: 'skipped', reason: 'spend-cap', llmInputTokens: spent.tokens, llmOutputTokens: 0, llmCostUsd: spent.costUsd });
+    const threshold = thresholdTokens(budget, policy);
+    if (!job.dryRun && (job.trigger === 'threshold' || job.trigger === 'ingest') && session.contextTokens >= threshold) {
+      await this.hold(session, tenantId, budget, session.contextTokens, threshold, 'the spend cap is reached');
+    }
+    return { status: 'skipped' };
+  }
+
   private async hold(session: SessionRecord, tenantId: string, budget: ReturnType<typeof sessionBudget>, contextTokens: number, threshold: number, why: string) {
     const until = compactionHold(budget, contextTokens);
     await this.sessions.holdCompactions(session.id, until);
