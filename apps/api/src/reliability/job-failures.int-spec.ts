@@ -1,0 +1,158 @@
+import { JobQueue, QueueName } from '@compactor/jobs';
+import { FakeLlm, FaultStack, longSweAgentSession, pollUntil, RunningApp, startFakeLlm, startFaultStack, startTcpRelay, TcpRelay } from '@compactor/testing';
+import { Redis } from 'ioredis';
+import { randomBytes } from 'node:crypto';
+import request from 'supertest';
+
+const LONG = longSweAgentSession();
+const FINISHED = ['succeeded', 'skipped', 'failed'];
+
+/**
+ * Jobs that cannot finish end `failed` with the error, in the row as in BullMQ (docs/reliability.md
+ * "Job rows match BullMQ"), on built processes and a test database of their own; the only fake is
+ * the LLM upstream:
+ * - an LLM that answers 500 to every call: the compaction ends failed after the provider's retries,
+ *   once (an LLM failure is the preset's outcome, not a thrown error, so BullMQ does not run it again);
+ * - a database the worker cannot reach from the middle of a run on: every BullMQ attempt throws,
+ *   BullMQ gives up, and once the database is back the sweep ends the row failed with BullMQ's reason;
+ * - a worker killed with no stall allowed: BullMQ fails the job as stalled and the sweep ends its row.
+ */
+describe('compaction jobs that fail for good', () => {
+  let stack: FaultStack;
+  let fake: FakeLlm;
+  let api: { url: string };
+  let redis: Redis;
+  let queue: JobQueue;
+  const workers: RunningApp[] = [];
+  /** What the fake LLM does with the next summarizer calls. */
+  let mode: 'fail' | 'hold' | 'answer' = 'answer';
+  let release: () => void = () => undefined;
+
+  beforeAll(async () => {
+    fake = await startFakeLlm({
+      respond: () => {
+        if (mode === 'fail') return { status: 500 };
+        if (mode === 'hold') return { until: new Promise<void>((resolve) => (release = resolve)) };
+        return undefined;
+      },
+    });
+    stack = await startFaultStack('job_failures');
+    api = await stack.startApi();
+    redis = new Redis(stack.config.REDIS_URL, { maxRetriesPerRequest: null });
+    queue = new JobQueue(redis, stack.config.QUEUE_PREFIX);
+  }, 60_000);
+  afterAll(async () => {
+    release();
+    await Promise.all(workers.map((w) => w.stop()));
+    await queue?.close();
+    redis?.disconnect();
+    await stack?.close();
+    await fake?.close();
+  }, 60_000);
+  const auth = () => ({ Authorization: `Bearer ${stack.key}` });
+  const startWorker = async (env: Record<string, string> = {}) => {
+    const worker = await stack.startWorker({ COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-job-failures-0000000000', COMPACTION_SWEEP_INTERVAL_MS: '1000', ...env });
+    workers.push(worker);
+    return worker;
+  };
+  /** Appends six messages at a time until a compaction is scheduled; returns its job id. */
+  const appendUntilScheduled = async (id: string) => {
+    for (let i = 0; i < LONG.length; i += 6) {
+      const res = await request(api.url)
+        .post(`/v1/sessions/${id}/messages`)
+        .set(auth())
+        .send({ model: 'gpt-4o', contextWindow: 24_000, outputReserve: 2_000, policy: { preset: 'balanced', overrides: { summarizeAbove: 0, summarizeDownTo: 0 } }, format: 'openai', messages: LONG.slice(i, i + 6) })
+        .expect(201);
+      if (res.body.compaction.jobId) return res.body.compaction.jobId as string;
+    }
+    throw new Error('never scheduled');
+  };
+  const jobRow = async (id: string) =>
+    (await stack.query<{ status: string; attempts: number; error: string | null; llm_calls: number; session_id: string }>('SELECT status, attempts, error, llm_calls, session_id FROM compaction_jobs WHERE id = $1', [id]))[0];
+  const rowFinished = (id: string, worker: RunningApp, timeoutMs = 30_000) =>
+    pollUntil(
+      async () => {
+        const row = await jobRow(id);
+        return FINISHED.includes(row.status) ? row : undefined;
+      },
+      { timeoutMs, what: `job ${id} to finish (worker: ${worker.output().slice(-1500)})` },
+    );
+  const callsSince = (before: number) => fake.completionRequests().length - before;
+
+  it('an LLM answering 500 to every call: the job ends failed with the error after the provider\'s 3 attempts, and is not run again', async () => {
+    const worker = await startWorker();
+    mode = 'fail';
+    const before = fake.completionRequests().length;
+    const jobId = await appendUntilScheduled(`fail-500-${randomBytes(4).toString('hex')}`);
+    const row = await rowFinished(jobId, worker);
+    expect(row).toMatchObject({ status: 'failed', attempts: 1, error: 'llm-server', llm_calls: 3 });
+    expect(fake.completionRequests().slice(before).map((r) => r.outcome)).toEqual(['status:500', 'status:500', 'status:500']);
+    const events = await stack.query<{ type: string; line: string }>("SELECT type, line FROM events WHERE session_id = $1 AND type = 'compression-error'", [row.session_id]);
+    expect(events.map((e) => e.line)).toEqual([expect.stringContaining('Summarizer failed (server) after 3 attempt(s)')]);
+    // BullMQ completed the job: the failure is the row's, and no attempt pays the LLM again.
+    expect(await queue.compactionState(jobId, row.session_id)).toEqual({ state: 'completed' });
+    expect(callsSince(before)).toBe(3);
+    mode = 'answer';
+    await worker.stop();
+  }, 60_000);
+
+  it('a database the worker loses mid-run: every BullMQ attempt fails, BullMQ gives up, and the sweep ends the row failed with its reason', async () => {
+    const url = new URL(stack.db.url);
+    const relay: TcpRelay = await startTcpRelay({ host: url.hostname, port: Number(url.port || 5432) });
+    try {
+      const worker = await startWorker({ DATABASE_URL: relay.urlFor(stack.db.url) });
+      mode = 'hold';
+      const before = fake.completionRequests().length;
+      const jobId = await appendUntilScheduled(`db-lost-${randomBytes(4).toString('hex')}`);
+      await pollUntil(async () => (callsSince(before) === 1 ? true : undefined), { timeoutMs: 30_000, what: 'the summarizer call to arrive' });
+      const { session_id: sessionId } = await jobRow(jobId);
+      // The database goes away while the LLM works; its answer cannot be saved, and no later attempt can start.
+      await relay.down();
+      mode = 'answer';
+      release();
+      const started = Date.now();
+      const gaveUp = await pollUntil(
+        async () => {
+          const job = await queue.queue(QueueName.Compaction).getJob(jobId);
+          return job && (await job.getState()) === 'failed' ? job : undefined;
+        },
+        { timeoutMs: 40_000, what: `BullMQ to give up on job ${jobId} (worker: ${worker.output().slice(-1500)})` },
+      );
+      const gaveUpMs = Date.now() - started;
+      expect(gaveUp.attemptsMade).toBe(5);
+      expect(gaveUp.failedReason).toEqual(expect.any(String));
+      // The worker could not write while it failed: the row still says running.
+      expect((await jobRow(jobId)).status).toBe('running');
+
+      await relay.up();
+      const row = await rowFinished(jobId, worker);
+      expect(row).toMatchObject({ status: 'failed', attempts: 1, error: gaveUp.failedReason });
+      // The LLM answered once; no attempt after the first reached it.
+      expect(callsSince(before)).toBe(1);
+      expect(worker.exitCode()).toBeNull();
+      expect(await queue.compactionState(jobId, sessionId)).toEqual({ state: 'failed', reason: gaveUp.failedReason });
+      console.log(`Attempts used up: BullMQ failed job after 5 attempts ${gaveUpMs} ms after the database went away ("${gaveUp.failedReason.replace(/\s+/g, " ").slice(0, 140)}"); the sweep ended the row failed with that reason once the database was back`);
+      await worker.stop();
+    } finally {
+      await relay.close();
+    }
+  }, 90_000);
+
+  it('a worker killed when no stall is allowed: BullMQ fails the job as stalled and the sweep ends the row failed; it never ran twice', async () => {
+    const env = { WORKER_MAX_STALLED_COUNT: '0', WORKER_LOCK_DURATION_MS: '2000', WORKER_STALLED_INTERVAL_MS: '500' };
+    const killed = await startWorker(env);
+    mode = 'hold';
+    const before = fake.completionRequests().length;
+    const jobId = await appendUntilScheduled(`stalled-${randomBytes(4).toString('hex')}`);
+    await pollUntil(async () => (callsSince(before) === 1 ? true : undefined), { timeoutMs: 30_000, what: 'the summarizer call to arrive' });
+    await killed.kill('SIGKILL');
+    const killedAt = Date.now();
+    mode = 'answer';
+    const worker = await startWorker(env);
+    const row = await rowFinished(jobId, worker);
+    expect(row).toMatchObject({ status: 'failed', attempts: 1, error: 'job stalled more than allowable limit' });
+    expect(callsSince(before)).toBe(1);
+    console.log(`Stalled-limit failure: row failed ${Date.now() - killedAt} ms after the kill (lock 2 s, stalled check 0.5 s, sweep 1 s)`);
+    await worker.stop();
+  }, 60_000);
+});
