@@ -7,6 +7,7 @@ export enum QueueName {
 
 export enum JobName {
   ExpireIdempotencyRecords = 'idempotency.expire',
+  ExpireIdleSessions = 'sessions.expire',
   Compact = 'session.compact',
 }
 
@@ -15,6 +16,10 @@ export const jobPayloadSchemas = {
   [JobName.ExpireIdempotencyRecords]: z.object({
     /** Keys older than this are forgotten; a retried append after that applies again. */
     olderThanHours: z.number().int().positive().max(24 * 365),
+  }),
+  [JobName.ExpireIdleSessions]: z.object({
+    /** Sessions deleted per transaction, so one run never holds its locks for long. */
+    batchSize: z.number().int().positive().max(5000),
   }),
   [JobName.Compact]: z.object({
     /** The compaction_jobs row this run reports to. */
@@ -26,6 +31,7 @@ export const jobPayloadSchemas = {
 
 export const jobQueues: Record<JobName, QueueName> = {
   [JobName.ExpireIdempotencyRecords]: QueueName.Maintenance,
+  [JobName.ExpireIdleSessions]: QueueName.Maintenance,
   [JobName.Compact]: QueueName.Compaction,
 };
 

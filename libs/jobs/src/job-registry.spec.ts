@@ -4,7 +4,10 @@ import { JobRegistry, JobRegistryError } from './job-registry';
 
 const handler = (result: unknown = 'done') => jest.fn(async () => result);
 /** Every other job needs a handler too, or the registry refuses to start. */
-const others = [{ name: JobName.Compact, source: 'Compact.run', handler: handler('compacted') }];
+const others = [
+  { name: JobName.Compact, source: 'Compact.run', handler: handler('compacted') },
+  { name: JobName.ExpireIdleSessions, source: 'Retention.run', handler: handler('expired') },
+];
 
 describe('JobRegistry', () => {
   it('refuses a job with no handler', () => {

@@ -9,6 +9,7 @@ export type AuditAction =
   | 'snapshot.restored'
   | 'compaction.undone'
   | 'session.deleted'
+  | 'session.expired'
   | 'session.updated'
   | 'tenant.updated';
 

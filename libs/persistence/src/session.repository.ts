@@ -39,6 +39,21 @@ export interface SessionRecord {
   lastActivityAt: Date;
 }
 
+/** A session the retention job deleted. */
+export interface ExpiredSession {
+  id: string;
+  externalId: string;
+  lastActivityAt: Date;
+  /** Messages it held (seqs run 1..lastSeq). */
+  lastSeq: number;
+}
+
+/** One retention batch: the sessions deleted, and how many idle sessions the batch looked at (fewer than asked: none left). */
+export interface ExpiryBatch {
+  deleted: ExpiredSession[];
+  candidates: number;
+}
+
 export interface SessionConfig {
   model: string;
   contextWindow: number;
@@ -196,6 +211,60 @@ export class SessionRepository {
   async delete(tenantId: string, externalId: string): Promise<boolean> {
     const { count } = await this.prisma.session.deleteMany({ where: { tenantId, externalId } });
     return count > 0;
+  }
+
+  /**
+   * Deletes up to `limit` of the tenant's sessions idle since before `idleBefore` (the retention
+   * job), each with everything it owns by cascade as DELETE /v1/sessions/:id does, and writes one
+   * `session.expired` audit entry per session in the same transaction. Never a session with a
+   * compaction running: its queued and running job rows are locked first, so a job that starts
+   * meanwhile waits for this transaction and then finds its row gone (a skip), and a session whose
+   * job started before the lock is kept for a later run. Sessions an append holds are skipped.
+   */
+  async deleteIdle(tenantId: string, idleBefore: Date, limit: number, audit: { retentionDays: number }): Promise<ExpiryBatch> {
+    const client = await this.pg.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows: candidates } = await client.query<ExpiredSession>(
+        `SELECT s.id, s.external_id AS "externalId", s.last_activity_at AS "lastActivityAt", s.last_seq AS "lastSeq"
+         FROM sessions s
+         WHERE s.tenant_id = $1 AND s.last_activity_at < $2
+           AND NOT EXISTS (SELECT 1 FROM compaction_jobs j WHERE j.session_id = s.id AND j.status = 'running')
+         ORDER BY s.last_activity_at LIMIT $3
+         FOR UPDATE OF s SKIP LOCKED`,
+        [tenantId, idleBefore, limit],
+      );
+      if (candidates.length === 0) {
+        await client.query('COMMIT');
+        return { deleted: [], candidates: 0 };
+      }
+      const { rows: unfinished } = await client.query<{ sessionId: string; status: string }>(
+        `SELECT session_id AS "sessionId", status::text AS status FROM compaction_jobs
+         WHERE session_id = ANY($1::uuid[]) AND status IN ('queued', 'running') FOR UPDATE`,
+        [candidates.map((c) => c.id)],
+      );
+      const busy = new Set(unfinished.filter((j) => j.status === 'running').map((j) => j.sessionId));
+      const deleted = candidates.filter((c) => !busy.has(c.id));
+      if (deleted.length > 0) {
+        await client.query(`DELETE FROM sessions WHERE id = ANY($1::uuid[])`, [deleted.map((c) => c.id)]);
+        await client.query(
+          `INSERT INTO audit_entries (tenant_id, key_id, action, target_type, target_id, data)
+           SELECT $1, NULL, 'session.expired', 'session', e.target, e.data FROM unnest($2::text[], $3::jsonb[]) AS e(target, data)`,
+          [
+            tenantId,
+            deleted.map((c) => c.externalId),
+            deleted.map((c) => JSON.stringify({ messages: c.lastSeq, lastActivityAt: c.lastActivityAt.toISOString(), retentionDays: audit.retentionDays })),
+          ],
+        );
+      }
+      await client.query('COMMIT');
+      return { deleted, candidates: candidates.length };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   /** One page, newest activity first, on the (tenant_id, last_activity_at) index. */

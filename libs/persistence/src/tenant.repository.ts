@@ -24,6 +24,11 @@ export class TenantRepository {
     return tenant?.settings ?? null;
   }
 
+  /** Every tenant's id and settings (the retention job reads each tenant's limits); a self-hosted service has few tenants. */
+  listSettings(): Promise<{ id: string; settings: unknown }[]> {
+    return this.prisma.tenant.findMany({ select: { id: true, settings: true }, orderBy: { id: 'asc' } });
+  }
+
   find(id: string): Promise<TenantRecord | null> {
     return this.prisma.tenant.findUnique({ where: { id }, select: { id: true, name: true, settings: true } });
   }

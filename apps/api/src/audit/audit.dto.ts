@@ -1,12 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
-export const AUDIT_ACTIONS = ['api-key.created', 'api-key.revoked', 'snapshot.restored', 'compaction.undone', 'session.deleted', 'session.updated', 'tenant.updated'] as const;
+export const AUDIT_ACTIONS = ['api-key.created', 'api-key.revoked', 'snapshot.restored', 'compaction.undone', 'session.deleted', 'session.expired', 'session.updated', 'tenant.updated'] as const;
 
 export class AuditEntryView {
   @ApiProperty({ description: 'Increasing with time; newer entries have larger ids.', example: '42' })
   id!: string;
 
-  @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String, description: 'The API key that acted.' })
+  @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String, description: 'The API key that acted; null for the service itself (`session.expired`: the retention job).' })
   keyId!: string | null;
 
   @ApiProperty({ enum: AUDIT_ACTIONS })

@@ -20,6 +20,10 @@ export const workerConfigSchema = z.object({
    * threshold with no compaction get one. Also how old a row or an append must be to be swept.
    */
   COMPACTION_SWEEP_INTERVAL_MS: positiveInt.min(1000).max(3600 * 1000).default(30000),
+  /** How often the session retention job runs (each tenant's `sessionRetentionDays`; the first run starts with the worker). */
+  SESSION_RETENTION_INTERVAL_MS: positiveInt.min(1000).max(7 * 24 * 3600 * 1000).default(3600 * 1000),
+  /** Sessions the retention job deletes per transaction (with their messages, versions, artifacts, …): bounds how long one holds its locks. */
+  SESSION_RETENTION_BATCH_SIZE: positiveInt.max(5000).default(500),
   /** How long a shutdown waits for running jobs before exiting. */
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(30000),
   /**

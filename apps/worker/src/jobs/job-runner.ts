@@ -18,6 +18,9 @@ import { WorkerActivity } from '../status/worker-activity';
 
 export const WORKER_REDIS = Symbol('WORKER_REDIS');
 
+/** The repeatable job of session retention (one schedule however many workers start; the last one started sets its interval). */
+export const SESSION_RETENTION_SCHEDULER = 'expire-idle-sessions';
+
 /**
  * Discovers @OnJob handlers, builds the registry (which refuses to start on a job with
  * no handler or two), and runs one BullMQ worker per queue that dispatches by job name.
@@ -98,6 +101,13 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
         'expire-idempotency-hourly',
         { every: 3600 * 1000 },
         { name: JobName.ExpireIdempotencyRecords, data: { olderThanHours: this.config.IDEMPOTENCY_TTL_HOURS } },
+      );
+    await this.queue
+      .queue(QueueName.Maintenance)
+      .upsertJobScheduler(
+        SESSION_RETENTION_SCHEDULER,
+        { every: this.config.SESSION_RETENTION_INTERVAL_MS },
+        { name: JobName.ExpireIdleSessions, data: { batchSize: this.config.SESSION_RETENTION_BATCH_SIZE } },
       );
   }
 

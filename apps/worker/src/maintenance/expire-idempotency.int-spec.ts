@@ -40,7 +40,10 @@ describe('idempotency expiry job, end to end through Redis', () => {
   it('deletes only the keys older than the cutoff', async () => {
     // The hourly schedule's first run starts with the worker: let it finish first, or it may be the one that deletes the old keys.
     const maintenance = producer.queue(QueueName.Maintenance);
-    await pollUntil(async () => ((await maintenance.getCompletedCount()) >= 1 ? true : undefined), { what: "the schedule's first run" });
+    // (The retention schedule's first run completes on the same queue: wait for this job's own.)
+    await pollUntil(async () => ((await maintenance.getCompleted()).some((j) => j.name === JobName.ExpireIdempotencyRecords) ? true : undefined), {
+      what: "the schedule's first run",
+    });
     const tenant = await prisma.tenant.create({ data: { name: `t-${Date.now()}` } });
     const session = await prisma.session.create({
       data: { tenantId: tenant.id, externalId: 's1', model: 'gpt-4o', contextWindow: 128000, outputReserve: 4096, policy: { preset: 'balanced' } },

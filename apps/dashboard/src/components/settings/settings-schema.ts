@@ -101,7 +101,7 @@ export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
 const auditEntry = z.object({
   id: z.string(),
   keyId: z.string().nullable().optional(),
-  action: z.enum(['api-key.created', 'api-key.revoked', 'snapshot.restored', 'compaction.undone', 'session.deleted', 'session.updated', 'tenant.updated']),
+  action: z.enum(['api-key.created', 'api-key.revoked', 'snapshot.restored', 'compaction.undone', 'session.deleted', 'session.expired', 'session.updated', 'tenant.updated']),
   targetType: z.enum(['api-key', 'session', 'tenant']),
   targetId: z.string(),
   data: z.record(z.string(), z.unknown()),

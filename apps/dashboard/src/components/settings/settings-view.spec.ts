@@ -104,4 +104,9 @@ describe('describeAuditEntry', () => {
     expect(describeAuditEntry(entry('api-key.created', { name: 'ci', prefix: 'ck_ab12', scopes: ['read'] }, 'api-key', 'uuid'))).toEqual({ action: 'API key created', target: 'ck_ab12…', detail: '“ci” read' });
     expect(describeAuditEntry(entry('compaction.undone', { jobId: 'j', restoredVersion: 3, version: 5 }, 'session', 'run-1'))).toEqual({ action: 'Compaction undone', target: 'run-1', detail: 'version 3' });
   });
+
+  it('says how big an expired session was and which retention removed it', () => {
+    const line = describeAuditEntry(entry('session.expired', { messages: 120, lastActivityAt: '2026-10-01T00:00:00Z', retentionDays: 30 }, 'session', 'old-run'));
+    expect(line).toEqual({ action: 'Session expired (retention)', target: 'old-run', detail: '120 messages, idle over 30 days' });
+  });
 });

@@ -122,6 +122,7 @@ const ACTION_TEXT: Record<AuditEntry['action'], string> = {
   'snapshot.restored': 'Snapshot restored',
   'compaction.undone': 'Compaction undone',
   'session.deleted': 'Session deleted',
+  'session.expired': 'Session expired (retention)',
   'session.updated': 'Session settings changed',
   'tenant.updated': 'Tenant settings changed',
 };
@@ -140,6 +141,8 @@ export function describeAuditEntry(e: AuditEntry): { action: string; target: str
     detail = [typeof d.name === 'string' ? `“${d.name}”` : '', Array.isArray(d.scopes) ? d.scopes.join(', ') : ''].filter(Boolean).join(' ');
   } else if (e.action === 'session.updated') {
     detail = Object.keys(d).join(', ');
+  } else if (e.action === 'session.expired') {
+    detail = [typeof d.messages === 'number' ? `${d.messages} messages` : '', typeof d.retentionDays === 'number' ? `idle over ${d.retentionDays} days` : ''].filter(Boolean).join(', ');
   } else if (e.action === 'snapshot.restored' || e.action === 'compaction.undone') {
     detail = typeof d.restoredVersion === 'number' ? `version ${d.restoredVersion}` : '';
   }
