@@ -10,6 +10,7 @@ import { ApiConfig } from './config/api-config';
 import { DomainExceptionFilter } from './errors/domain-exception.filter';
 import { createLogger, PinoNestLogger } from './logging/logger';
 import { httpMetricsMiddleware } from './metrics/http-metrics.middleware';
+import { RateLimits } from './limits/rate-limits';
 import { MetricsService } from './metrics/metrics.service';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 import { ProxyAuth } from './proxy/proxy-auth';
@@ -33,7 +34,8 @@ export async function createApp(config: ApiConfig, options: CreateAppOptions = {
   app.use(httpMetricsMiddleware(app.get(MetricsService)));
   // Bodies are read only after the key passed (REST: bearer; proxy: X-Compactor-Key), with a depth limit and checked text.
   // The proxy reads its bodies as bytes: provider paths it only passes through are forwarded as received.
-  app.use(requestBodyMiddleware({ limitMb: config.BODY_LIMIT_MB, authenticator: app.get(ApiKeyAuthenticator), proxyAuth: app.get(ProxyAuth) }));
+  // A caller over its rate limits is refused there too, before its body is read.
+  app.use(requestBodyMiddleware({ limitMb: config.BODY_LIMIT_MB, authenticator: app.get(ApiKeyAuthenticator), proxyAuth: app.get(ProxyAuth), rateLimits: app.get(RateLimits) }));
   app.useGlobalFilters(new DomainExceptionFilter(logger));
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });
   return app;

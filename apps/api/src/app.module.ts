@@ -12,6 +12,7 @@ import { HealthController } from './health/health.controller';
 import { HealthService } from './health/health.service';
 import { KeysController } from './keys/keys.controller';
 import { KeysService } from './keys/keys.service';
+import { RateLimits, rateLimitRedisProvider } from './limits/rate-limits';
 import { LOGGER } from './logging/logger';
 import { MetricsController } from './metrics/metrics.controller';
 import { MetricsService } from './metrics/metrics.service';
@@ -80,6 +81,8 @@ export class AppModule {
         AuditLog,
         TenantDefaults,
         TenantLimitsService,
+        rateLimitRedisProvider,
+        RateLimits,
         TenantService,
       ],
     };

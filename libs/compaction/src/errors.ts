@@ -16,6 +16,7 @@ export enum ErrorCode {
   BudgetTooSmall = 'budget_too_small',
   NotReady = 'not_ready',
   TooManyRequests = 'too_many_requests',
+  RateLimited = 'rate_limited',
 }
 
 export class DomainError extends Error {
@@ -91,6 +92,21 @@ export class Forbidden extends DomainError {
 export class TooManyRequests extends DomainError {
   constructor(message: string) {
     super(ErrorCode.TooManyRequests, message);
+  }
+}
+
+/** The limits a request can run into (issue #15 item 5), as a tenant's settings name them. */
+export type RateLimitName = 'requestsPerMinutePerKey' | 'requestsPerMinute' | 'appendedTokensPerMinute';
+
+/** A per-key or per-tenant rate limit was reached: retry after `retryAfterSeconds` (the 429's Retry-After). */
+export class RateLimited extends DomainError {
+  constructor(
+    readonly limit: RateLimitName,
+    readonly value: number,
+    readonly retryAfterSeconds: number,
+    message: string,
+  ) {
+    super(ErrorCode.RateLimited, message, { limit, value, retryAfterSeconds });
   }
 }
 

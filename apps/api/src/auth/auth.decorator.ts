@@ -1,5 +1,5 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiBearerAuth, ApiForbiddenResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiForbiddenResponse, ApiTooManyRequestsResponse, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { ErrorResponse } from '../errors/error-response.dto';
 import type { AuthedRequest } from './auth.guard';
 import { OPEN_ACCESS, OpenAccess, RequireScope, Scope } from './scopes';
@@ -7,13 +7,17 @@ import { OPEN_ACCESS, OpenAccess, RequireScope, Scope } from './scopes';
 /** The caller's tenant and key, set by AuthGuard. */
 export const Auth = createParamDecorator((_data: unknown, ctx: ExecutionContext) => ctx.switchToHttp().getRequest<AuthedRequest>().auth);
 
-/** Requires a scope and documents the 401/403 answers. */
+/** Requires a scope and documents the 401/403/429 answers. */
 export function Authenticated(scope: Scope) {
   return applyDecorators(
     RequireScope(scope),
     ApiBearerAuth(),
     ApiUnauthorizedResponse({ type: ErrorResponse, description: 'Missing, unknown or revoked API key.' }),
     ApiForbiddenResponse({ type: ErrorResponse, description: `The key lacks the '${scope}' scope.` }),
+    ApiTooManyRequestsResponse({
+      type: ErrorResponse,
+      description: "`rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header).",
+    }),
   );
 }
 

@@ -2,8 +2,9 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import { Reflector } from '@nestjs/core';
 import { Forbidden, Unauthorized } from '@compactor/compaction';
 import { ApiKeyRepository } from '@compactor/persistence';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { RateLimits } from '../limits/rate-limits';
 import { LOGGER } from '../logging/logger';
 import { ApiKeyAuthenticator, bearerKey } from './api-key-authenticator';
 import { AuthContext, grants, OPEN_ACCESS, OpenAccess, REQUIRED_SCOPE, Scope } from './scopes';
@@ -13,7 +14,8 @@ export type AuthedRequest = Request & { auth: AuthContext };
 /**
  * Denies by default: a route is open only when it says so (`@Public()`, or `@ProxyKeyAuthenticated()`
  * for the proxy's own key check); every other route needs `Authorization: Bearer <key>` with its
- * declared scope, and a route that declares none needs `admin`.
+ * declared scope, and a route that declares none needs `admin`. An authenticated request then counts against
+ * its key's and tenant's rate limits (429 rate_limited when over).
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -21,6 +23,7 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly keys: ApiKeyRepository,
+    private readonly rateLimits: RateLimits,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -31,11 +34,14 @@ export class AuthGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<AuthedRequest>();
     if (bearerKey(req.headers.authorization) === undefined) throw new Unauthorized();
     const key = await this.authenticator.keyOf(req);
-    if (!key) throw new Unauthorized('The API key is unknown or revoked');
+    if (!key) throw new Unauthorized(await this.authenticator.refusal(req));
+    const auth: AuthContext = { tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
+    // Every authenticated request counts, refused for its scope or not (once per request: the body gate may have counted it).
+    await this.rateLimits.requireRequest(req, context.switchToHttp().getResponse<Response>(), auth);
     if (!grants(key.scopes, needed)) throw new Forbidden(needed);
     // Settings shows when each key was last used; a stamp older than a minute is refreshed off the request's path.
     if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > 60_000) void this.keys.touch(key.id).catch((error: Error) => this.logger.warn({ keyId: key.id, err: error.message }, 'could not record the API key use'));
-    req.auth = { tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
+    req.auth = auth;
     return true;
   }
 }

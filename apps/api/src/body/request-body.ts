@@ -2,7 +2,8 @@ import { ValidationFailed, Unauthorized } from '@compactor/compaction';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { IncomingMessage } from 'node:http';
 import { ApiKeyAuthenticator, bearerKey } from '../auth/api-key-authenticator';
-import { ProxyError, ProxyProvider, sendProviderError } from '../proxy/provider-errors';
+import type { RateLimits } from '../limits/rate-limits';
+import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from '../proxy/provider-errors';
 import type { ProxyAuth } from '../proxy/proxy-auth';
 import { MAX_JSON_DEPTH, mayHoldUnstorableText, nestsDeeperThan, unstorableText } from './json-body-limits';
 
@@ -10,6 +11,7 @@ export interface RequestBodyOptions {
   limitMb: number;
   authenticator: ApiKeyAuthenticator;
   proxyAuth: ProxyAuth;
+  rateLimits: RateLimits;
 }
 
 /** Like type-is's hasBody: a request announces a body by Transfer-Encoding or a non-zero Content-Length. */
@@ -50,7 +52,8 @@ function textProblem(value: unknown): ValidationFailed | undefined {
  * key (401 in the API's error format; the route's scope is checked later by the guard), the proxy
  * by `X-Compactor-Key` (401/403 in the provider's error shape); a refused body is never read. Then
  * JSON bodies are checked for depth before parsing, and for text PostgreSQL cannot store as sent
- * (U+0000, unpaired surrogates: 400 naming the field). The proxy's bodies stay bytes.
+ * (U+0000, unpaired surrogates: 400 naming the field). The proxy's bodies stay bytes. A caller over a rate
+ * limit is refused (429) before its body is read too.
  */
 export function requestBodyMiddleware(options: RequestBodyOptions): RequestHandler {
   const limit = `${options.limitMb}mb`;
@@ -76,25 +79,38 @@ export function requestBodyMiddleware(options: RequestBodyOptions): RequestHandl
       next();
     });
 
+  const readJson = (req: Request, res: Response, next: NextFunction) =>
+    json(req, res, (error?: unknown) => {
+      // A verify error comes back decorated by body-parser (the body attached): a fresh one goes on.
+      if (error instanceof ValidationFailed) return next(new ValidationFailed(error.problems));
+      if (error) return next(error);
+      const problem = (req as Marked)[SUSPECT] ? textProblem(req.body) : undefined;
+      next(problem);
+    });
+
   return (req, res, next) => {
     if (!hasBody(req)) return next();
     const provider = proxyProviderOf(req.url);
     if (provider) {
-      options.proxyAuth.authenticate(req.headers).then(
-        () => readProxyBody(provider, req, res, next),
-        (error: unknown) => (error instanceof ProxyError ? sendProviderError(res, provider, error.status, error.message, error.code) : next(error)),
-      );
+      options.proxyAuth
+        .authenticate(req.headers)
+        .then((auth) => options.rateLimits.admitRequest(req, res, auth))
+        .then(
+          ({ refused }) => (refused ? sendProxyError(res, provider, rateLimitedProxyError(refused)) : readProxyBody(provider, req, res, next)),
+          (error: unknown) => (error instanceof ProxyError ? sendProxyError(res, provider, error) : next(error)),
+        );
       return;
     }
     options.authenticator.keyOf(req).then((key) => {
-      if (!key) return next(bearerKey(req.headers.authorization) === undefined ? new Unauthorized() : new Unauthorized('The API key is unknown or revoked'));
-      json(req, res, (error?: unknown) => {
-        // A verify error comes back decorated by body-parser (the body attached): a fresh one goes on.
-        if (error instanceof ValidationFailed) return next(new ValidationFailed(error.problems));
-        if (error) return next(error);
-        const problem = (req as Marked)[SUSPECT] ? textProblem(req.body) : undefined;
-        next(problem);
-      });
+      if (!key) {
+        if (bearerKey(req.headers.authorization) === undefined) return next(new Unauthorized());
+        return options.authenticator.refusal(req).then((message) => next(new Unauthorized(message)), next);
+      }
+      // Over a rate limit: refused before the body is read (the guard asks again and gets the same answer).
+      return options.rateLimits.admitRequest(req, res, { tenantId: key.tenantId, keyId: key.id }).then(({ refused }) => {
+        if (refused) return next(refused);
+        readJson(req, res, next);
+      }, next);
     }, next);
   };
 }

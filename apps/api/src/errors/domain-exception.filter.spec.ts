@@ -1,11 +1,11 @@
 import { BadRequestException, NotFoundException } from '@nestjs/common';
-import { DomainError, ErrorCode, ServiceNotReady } from '@compactor/compaction';
+import { DomainError, ErrorCode, RateLimited, ServiceNotReady } from '@compactor/compaction';
 import { statusOf, toErrorResponse } from './domain-exception.filter';
 
 describe('toErrorResponse', () => {
   it('maps every domain error code to a status', () => {
     const statuses = Object.values(ErrorCode).map((code) => statusOf(code));
-    expect(statuses).toEqual([400, 404, 404, 404, 409, 409, 409, 401, 403, 413, 422, 503, 429]);
+    expect(statuses).toEqual([400, 404, 404, 404, 409, 409, 409, 401, 403, 413, 422, 503, 429, 429]);
   });
 
   it('keeps code, message and details of a domain error', () => {
@@ -13,6 +13,14 @@ describe('toErrorResponse', () => {
     expect(toErrorResponse(error)).toEqual({
       status: 400,
       body: { error: { code: 'validation_failed', message: 'messages[0].role: bad', details: { field: 'messages[0].role' } } },
+    });
+  });
+
+  it('answers a rate limit with Retry-After and the limit in details', () => {
+    expect(toErrorResponse(new RateLimited('requestsPerMinute', 600, 17, 'Rate limit reached'))).toEqual({
+      status: 429,
+      body: { error: { code: 'rate_limited', message: 'Rate limit reached', details: { limit: 'requestsPerMinute', value: 600, retryAfterSeconds: 17 } } },
+      headers: { 'Retry-After': '17' },
     });
   });
 

@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
-import { DomainError, ErrorCode } from '@compactor/compaction';
+import { DomainError, ErrorCode, RateLimited } from '@compactor/compaction';
 import { isDatabaseUnavailable } from '@compactor/persistence';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
@@ -29,6 +29,7 @@ export function statusOf(code: ErrorCode): number {
     case ErrorCode.NotReady:
       return HttpStatus.SERVICE_UNAVAILABLE;
     case ErrorCode.TooManyRequests:
+    case ErrorCode.RateLimited:
       return HttpStatus.TOO_MANY_REQUESTS;
   }
 }
@@ -65,7 +66,8 @@ export function toErrorResponse(exception: unknown): { status: number; body: Err
   if (exception instanceof HttpException && isBodyParserError(exception.cause)) exception = exception.cause;
   if (exception instanceof DomainError) {
     const { code, message, details } = exception;
-    return { status: statusOf(code), body: { error: { code, message, ...(details ? { details } : {}) } } };
+    const headers = exception instanceof RateLimited ? { 'Retry-After': String(exception.retryAfterSeconds) } : undefined;
+    return { status: statusOf(code), body: { error: { code, message, ...(details ? { details } : {}) } }, ...(headers ? { headers } : {}) };
   }
   if (isBodyParserError(exception)) {
     if (exception.type === 'entity.too.large') {

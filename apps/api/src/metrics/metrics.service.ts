@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 /** One registry per app instance, so tests that start several apps never collide. */
 @Injectable()
@@ -10,6 +10,12 @@ export class MetricsService {
     help: 'HTTP request duration by method, route and status.',
     labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+  readonly rateLimited = new Counter({
+    name: 'compactor_rate_limited_total',
+    help: 'Requests refused with 429 rate_limited, by the limit that refused them.',
+    labelNames: ['limit'] as const,
     registers: [this.registry],
   });
 

@@ -11,6 +11,7 @@ import {
   parseOpenAIMessages,
   ingestTransform,
   PolicyInput,
+  RateLimited,
   recalibrated,
   referencedForeignToolUseIds,
   SessionMessage,
@@ -23,6 +24,8 @@ import { ModelSpec, resolveModel } from '@compactor/tokens';
 import type { Request, Response } from 'express';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { AuthContext } from '../auth/scopes';
+import { RateLimits } from '../limits/rate-limits';
 import { LOGGER } from '../logging/logger';
 import { AppendOptions, AppendService, HistoryMoved } from '../sessions/append.service';
 import { MAX_MESSAGES_PER_APPEND } from '../sessions/append.dto';
@@ -35,7 +38,7 @@ import { forwardBody } from './forward-body';
 import { policyHeader, ProxyRequest, sessionIdHeader } from './proxy-request';
 import { ProxyAuth } from './proxy-auth';
 import { ProxySettings, UpstreamSettings } from './proxy-settings';
-import { ProxyError, ProxyProvider, sendProviderError } from './provider-errors';
+import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from './provider-errors';
 import { passThroughPath } from './pass-through-path';
 import { KeyedLock } from './session-lock';
 import { commonPrefixLength } from './json-scan';
@@ -235,6 +238,7 @@ export class ProxyService implements OnModuleDestroy {
     private readonly counter: MessageTokenCounter,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly tenantDefaults: TenantDefaults,
+    private readonly rateLimits: RateLimits,
   ) {}
 
   onModuleDestroy(): void {
@@ -246,7 +250,7 @@ export class ProxyService implements OnModuleDestroy {
     const timing = new StageTimer();
     try {
       // The key is checked while the body is read (nothing is forwarded or stored before it passed).
-      const authenticated = this.auth.authenticate(req.headers);
+      const authenticated = this.admitted(req, res);
       authenticated.catch(() => undefined);
       let request: ProxyRequest;
       try {
@@ -279,6 +283,9 @@ export class ProxyService implements OnModuleDestroy {
         await this.relay(provider, res, await this.send(provider, upstream, req, path, req.body as Buffer), {});
         return;
       }
+      // What a request appends is counted once stored (after the upstream answered); a tenant over its appended tokens per
+      // minute is refused here, before anything is forwarded.
+      await this.rateLimits.requireAppendRoom(auth.tenantId);
       const requestedId = prefetchId!;
       const policy = policyHeader(req.headers);
       const lockKey = `${auth.tenantId}\u0000${requestedId}`;
@@ -360,7 +367,7 @@ export class ProxyService implements OnModuleDestroy {
   /** `POST /v1/proxy/anthropic/v1/messages/count_tokens`: the tokens of what the proxy would forward, counted locally. */
   async countTokens(req: Request, res: Response): Promise<void> {
     try {
-      const auth = await this.auth.authenticate(req.headers);
+      const auth = await this.admitted(req, res);
       const request = ProxyRequest.parse('anthropic', req.body);
       const turns = Array.from({ length: request.conversationLength }, (_, k) => request.turn(k));
       const requestedId = sessionIdHeader(req.headers) ?? derivedSessionId('anthropic', request.system, turns.slice(0, 1));
@@ -396,7 +403,7 @@ export class ProxyService implements OnModuleDestroy {
   /** Any other provider path: forwarded as received, answered as the upstream answers. */
   async passThrough(provider: ProxyProvider, req: Request, res: Response): Promise<void> {
     try {
-      const auth = await this.auth.authenticate(req.headers);
+      const auth = await this.admitted(req, res);
       const upstream = await this.settings.forTenant(auth.tenantId);
       const path = passThroughPath(upstream.baseUrl[provider], req.originalUrl.slice(`/v1/proxy/${provider}`.length) || '/');
       const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
@@ -497,7 +504,7 @@ export class ProxyService implements OnModuleDestroy {
     // A one-shot session moved aside meanwhile (see takeName) has a new external id; the append checks the internal one.
     const externalId = this.renamed.get(sessionId) ?? into.session.externalId;
     try {
-      await this.appends.append(tenantId, externalId, { messages: [message], format: provider }, undefined, { expectLastSeq: into.afterSeq, expectSessionId: sessionId });
+      await this.appends.append(tenantId, externalId, { messages: [message], format: provider }, undefined, { expectLastSeq: into.afterSeq, expectSessionId: sessionId, appendedTokens: 'charge' });
       const parsed = (provider === 'anthropic' ? parseAnthropicMessages : parseOpenAIMessages)([message], 'messages');
       if (parsed.ok) this.store.extend(sessionId, into.afterSeq, parsed.value.map(messageKeys));
     } catch (error) {
@@ -866,6 +873,8 @@ export class ProxyService implements OnModuleDestroy {
           expectLastSeq: session?.lastSeq ?? options.expectLastSeq,
           session,
           onAppended: (s) => (session = s),
+          // Stored after the upstream accepted the request: counted then (the request was let through by requireAppendRoom).
+          appendedTokens: 'charge',
           // Counts made before forwarding cover the request's last messages; they hold when the append is one batch.
           ...(options.precounted && rows.length <= MAX_MESSAGES_PER_APPEND ? { precounted: options.precounted } : {}),
         },
@@ -953,16 +962,24 @@ export class ProxyService implements OnModuleDestroy {
       return sendProviderError(res, provider, 500, 'Compactor proxy: internal error', 'internal_error');
     }
     this.logger.warn({ provider, status: refusal.status, code: refusal.code, reason: refusal.message }, 'proxy: request refused');
-    sendProviderError(res, provider, refusal.status, refusal.message, refusal.code);
+    sendProxyError(res, provider, refusal);
   }
 
-  private refusal(error: unknown): { status: number; message: string; code: string } | undefined {
-    if (error instanceof ProxyError) return { status: error.status, message: error.message, code: error.code };
-    if (error instanceof BudgetTooSmall) return { status: 422, message: `Compactor proxy: ${error.message}`, code: 'budget_too_small' };
-    if (error instanceof ValidationFailed) return { status: 400, message: `Compactor proxy: ${error.message}`, code: 'invalid_request' };
-    if (error instanceof HistoryMoved) return { status: 409, message: 'Compactor proxy: the conversation changed concurrently; send the request again', code: 'conflict' };
-    if (error instanceof DomainError) return { status: 400, message: `Compactor proxy: ${error.message}`, code: error.code };
+  private refusal(error: unknown): ProxyError | undefined {
+    if (error instanceof ProxyError) return error;
+    if (error instanceof RateLimited) return rateLimitedProxyError(error);
+    if (error instanceof BudgetTooSmall) return new ProxyError(422, 'budget_too_small', `Compactor proxy: ${error.message}`);
+    if (error instanceof ValidationFailed) return new ProxyError(400, 'invalid_request', `Compactor proxy: ${error.message}`);
+    if (error instanceof HistoryMoved) return new ProxyError(409, 'conflict', 'Compactor proxy: the conversation changed concurrently; send the request again');
+    if (error instanceof DomainError) return new ProxyError(400, error.code, `Compactor proxy: ${error.message}`);
     return undefined;
+  }
+
+  /** The request's key (X-Compactor-Key), counted against its key's and tenant's requests per minute. */
+  private async admitted(req: Request, res: Response): Promise<AuthContext> {
+    const auth = await this.auth.authenticate(req.headers);
+    await this.rateLimits.requireRequest(req, res, auth);
+    return auth;
   }
 
 }

@@ -30,6 +30,7 @@ import { EventPublisher } from '@compactor/jobs';
 import { resolveModel } from '@compactor/tokens';
 import { createHash, randomUUID } from 'node:crypto';
 import { CompactionScheduler } from '../compaction/compaction-scheduler';
+import { RateLimits } from '../limits/rate-limits';
 import { TenantDefaults } from '../tenant/tenant-defaults';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
 import { AppendBody, AppendMessagesResponse } from './append.dto';
@@ -101,6 +102,13 @@ export interface AppendOptions {
    * forwards them), with the model they were counted for: used when the session's model is that one, not counted again.
    */
   precounted?: { model: string; tokens: number[] };
+  /**
+   * How the tenant's appended tokens per minute see the append. `reserve` (REST): counted before it is stored, refused
+   * with 429 rate_limited when the minute cannot hold it, given back when nothing was stored. `charge` (the proxy, which
+   * stores a request's messages only once the upstream answered, and checked the tenant's room before forwarding):
+   * counted once stored, never refused here.
+   */
+  appendedTokens?: 'reserve' | 'charge';
 }
 
 function toolUseIdsOf(message: CanonicalMessage): string[] {
@@ -118,6 +126,7 @@ export class AppendService {
     private readonly publisher: EventPublisher,
     private readonly events: EventRepository,
     private readonly tenantDefaults: TenantDefaults,
+    private readonly rateLimits: RateLimits,
   ) {}
 
   /** Counts the messages, taking the precounted last ones as they are when they were counted for this model. */
@@ -150,12 +159,14 @@ export class AppendService {
     let toolSchemaTokens = await toolsOf(countedFor);
     const requestLimits = body.maxTokens !== undefined || body.tools !== undefined ? { maxTokens: body.maxTokens, toolSchemaTokens } : undefined;
     const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+    const appendedTokens = () => tokens.reduce((a, b) => a + b, 0);
+    const refund = options.appendedTokens === 'charge' ? undefined : await this.rateLimits.reserveAppendedTokens(tenantId, appendedTokens());
 
     let compactionJobId: string | undefined;
     let trigger: 'threshold' | 'watermark' | 'ingest' | undefined;
     let scheduleFor: SessionRecord | undefined;
     let snapshotTaken = false;
-    const outcome = await this.appends.append({
+    const appending = this.appends.append({
       tenantId,
       externalId,
       create: { model: config.model, contextWindow: config.contextWindow, outputReserve: config.outputReserve, policy: policyJson(config.policy) },
@@ -257,6 +268,11 @@ export class AppendService {
         };
       },
     });
+    // Tokens reserved for an append that stored nothing (refused, a replay, a conflict) go back.
+    appending.catch(() => refund?.());
+    const outcome = await appending;
+    if (outcome.kind !== 'appended') refund?.();
+    else if (options.appendedTokens === 'charge') await this.rateLimits.chargeAppendedTokens(tenantId, appendedTokens());
     if (outcome.kind === 'key-reused') throw new IdempotencyKeyReused(idempotencyKey!);
     // A replay names the job the first answer named: recorded and enqueued now if that request died before it scheduled it.
     const namedJob = outcome.kind === 'replayed' ? (outcome.response as AppendMessagesResponse).compaction?.jobId : undefined;

@@ -1738,6 +1738,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     getArtifact: {
@@ -1782,6 +1791,16 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": components["schemas"]["ErrorResponse"];
+                    "text/plain": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1840,6 +1859,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     getJob: {
@@ -1887,6 +1915,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     listApiKeys: {
@@ -1917,6 +1954,15 @@ export interface operations {
             };
             /** @description The key lacks the 'admin' scope. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1965,6 +2011,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     revokeApiKey: {
@@ -2005,6 +2060,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2140,6 +2204,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     createSession: {
@@ -2182,6 +2255,15 @@ export interface operations {
                 };
             };
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2237,6 +2319,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     deleteSession: {
@@ -2278,6 +2369,15 @@ export interface operations {
             };
             /** @description No such session for this tenant (another tenant's session answers the same). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2337,6 +2437,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     listCheckpoints: {
@@ -2377,6 +2486,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2436,6 +2554,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2508,6 +2635,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     getContext: {
@@ -2551,6 +2687,15 @@ export interface operations {
             };
             /** @description No such session for this tenant (another tenant's session answers the same). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2633,6 +2778,16 @@ export interface operations {
                     "text/event-stream": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                    "text/event-stream": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     exportSession: {
@@ -2682,6 +2837,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     getGoal: {
@@ -2722,6 +2886,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2788,6 +2961,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     listMessages: {
@@ -2833,6 +3015,15 @@ export interface operations {
             };
             /** @description No such session for this tenant (another tenant's session answers the same). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2913,6 +3104,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     listSnapshots: {
@@ -2964,6 +3164,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3023,6 +3232,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3094,6 +3312,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     getSessionUsage: {
@@ -3155,6 +3382,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     diffVersions: {
@@ -3205,6 +3441,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3271,6 +3516,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     getStatus: {
@@ -3301,6 +3555,15 @@ export interface operations {
             };
             /** @description The key lacks the 'admin' scope. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3345,6 +3608,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     getTenant: {
@@ -3375,6 +3647,15 @@ export interface operations {
             };
             /** @description The key lacks the 'admin' scope. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3432,6 +3713,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
         };
     };
     getReadArtifactTool: {
@@ -3461,6 +3751,15 @@ export interface operations {
             };
             /** @description The key lacks the 'read' scope. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description `rate_limited`: the key's or the tenant's requests per minute, or the tenant's appended tokens per minute, are used up; `details` names the limit, its value and `retryAfterSeconds` (also the `Retry-After` header). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
