@@ -336,7 +336,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
       const blocks: Block[] = m.message.blocks.map((b) => {
         if (b.type !== 'tool_result' || isPlaceholder(b) || !eligible(b)) return b;
         replaced += 1;
-        return referenceOf(b, m.message.role, m.seq, toolNames.get(b.toolUseId) ?? 'tool', countMessage);
+        return referenceOf(b, m, toolNames.get(b.toolUseId) ?? 'tool', countMessage);
       });
       if (replaced === 0) continue;
       const message: CanonicalMessage = { ...m.message, blocks };
@@ -484,9 +484,25 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
 }
 
 /** A tool result whose output is replaced by where to find it; same block, id and error flag, so the pair stays intact. */
-function referenceOf(b: ToolResultBlock, role: CanonicalMessage['role'], seq: number, name: string, count: CountMessage): ToolResultBlock {
-  const approx = Math.max(1, count({ role, blocks: [b] }) - count({ role, blocks: [] }));
-  const next: ToolResultBlock = { ...b, content: `${OFFLOADED_PREFIX}: ${name}, ~${fmt(approx)} tokens; full output in the session history at seq ${seq}]` };
+/** Above this many characters a result's size is estimated, not counted: counting a megabyte would hold the API thread for seconds. */
+const COUNT_RESULT_MAX_CHARS = 16 * 1024;
+
+const blockChars = (b: Block): number =>
+  b.type === 'text' ? b.text.length : b.type === 'tool_result' ? (typeof b.content === 'string' ? b.content.length : JSON.stringify(b.content).length) : JSON.stringify(b).length;
+
+/**
+ * A reference to the history in place of one result, with its approximate size: counted for a
+ * small result; for a large one, its share by characters of the message's own count (made at
+ * ingest, off the request thread).
+ */
+function referenceOf(b: ToolResultBlock, m: SessionMessage, name: string, count: CountMessage): ToolResultBlock {
+  const role = m.message.role;
+  const chars = blockChars(b);
+  const approx =
+    chars <= COUNT_RESULT_MAX_CHARS
+      ? Math.max(1, count({ role, blocks: [b] }) - count({ role, blocks: [] }))
+      : Math.max(1, Math.round((m.tokens * chars) / Math.max(1, m.message.blocks.reduce((n, x) => n + blockChars(x), 0))));
+  const next: ToolResultBlock = { ...b, content: `${OFFLOADED_PREFIX}: ${name}, ~${fmt(approx)} tokens; full output in the session history at seq ${m.seq}]` };
   delete next.contentOmitted;
   return next;
 }

@@ -473,6 +473,16 @@ export interface PostprocessDecision {
 }
 
 /**
+ * Whether a text has at least `tokens` tokens without counting it (counting a megabyte holds the
+ * thread for seconds): no token of o200k_base or cl100k_base is longer than 128 bytes, and an
+ * estimated model's multiplier is at least 0.5 (MULTIPLIER_RANGE), so every 256 UTF-8 bytes, and
+ * so every 256 UTF-16 code units, are at least one counted token.
+ */
+function surelyAtLeast(text: string, tokens: number): boolean {
+  return text.length >= 256 * tokens;
+}
+
+/**
  * What seed 000 does with one tool result: kept as-is (errors, under 200 tokens, JSON/YAML under
  * 500 tokens) or condensed by its kind. `textTokens` counts a text the way the session counts it.
  */
@@ -481,7 +491,7 @@ export function postprocessResult(block: ToolResultBlock, toolName: string | und
   const text = resultText(block);
   if (text === undefined) return { kept: 'not-text' };
   if (MARKER.test(text)) return { kept: 'already-processed' };
-  const tokens = textTokens(text);
+  const tokens = surelyAtLeast(text, Math.max(params.keepBelowTokens, params.keepStructuredBelowTokens)) ? Infinity : textTokens(text);
   if (tokens < params.keepBelowTokens) return { kept: 'small' };
   if (tokens < params.keepStructuredBelowTokens && isStructured(text)) return { kept: 'structured' };
   const kind = (toolName !== undefined ? toolKindOfName(toolName, params) : undefined) ?? (params.detectByShape ? kindOfShape(text, params) : undefined);
