@@ -1,5 +1,5 @@
 import { ProxyError } from './provider-errors';
-import { upstreamUrl } from './upstream';
+import { upstreamUrl, withoutTrailingSlashes } from './upstream';
 
 /**
  * The path a pass-through request takes on the upstream, which must stay under the upstream's base
@@ -19,7 +19,7 @@ export function passThroughPath(baseUrl: string, path: string): string {
     if (decoded === '.' || decoded === '..' || decoded.includes('/') || decoded.includes('\\')) throw refused();
   }
   // And whatever URL resolution makes of it, the result stays under the base path.
-  const base = new URL(baseUrl).pathname.replace(/\/+$/, '');
+  const base = withoutTrailingSlashes(new URL(baseUrl).pathname);
   const resolved = upstreamUrl(baseUrl, path).pathname;
   if (resolved !== base && !resolved.startsWith(`${base}/`)) throw refused();
   return path;

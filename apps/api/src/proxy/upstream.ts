@@ -48,12 +48,19 @@ export interface UpstreamExchange {
 
 const NETWORK_TIMEOUTS = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT']);
 
+/** The path without its trailing slashes (a scan: `/\/+$/` is quadratic on a long run of slashes not at the end). */
+export function withoutTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path.charCodeAt(end - 1) === 47) end -= 1;
+  return path.slice(0, end);
+}
+
 /** Joins a base URL that may carry a path (`https://openrouter.ai/api`) with a provider path (`/v1/chat/completions?x=1`). */
 export function upstreamUrl(baseUrl: string, path: string): URL {
   const base = new URL(baseUrl);
   const [pathname, query] = path.split(/\?(.*)/s);
   const url = new URL(base.toString());
-  url.pathname = `${base.pathname.replace(/\/+$/, '')}${pathname.startsWith('/') ? pathname : `/${pathname}`}`;
+  url.pathname = `${withoutTrailingSlashes(base.pathname)}${pathname.startsWith('/') ? pathname : `/${pathname}`}`;
   url.search = query ? `?${query}` : '';
   return url;
 }

@@ -4,6 +4,7 @@ import { Protection, ProtectionPolicy } from './protection';
 import { CountMessage, SessionMessage } from './types';
 import { ArtifactOutput, contentId, Treatment } from './version';
 import { placeholderKeys } from '../ledger/placeholder';
+import { trimLineColumn, trimTrailing } from './text-scan';
 
 /**
  * The offload stage (seed 003's "卸载", SPEC.md "Artifact"): a bulky tool result is stored
@@ -91,7 +92,7 @@ function pathsIn(text: string, max: number): string[] {
   const seen = new Set<string>();
   for (const raw of text.split(/[\s"'`()[\]{}<>,;=]+/)) {
     if (out.length >= max) break;
-    const token = raw.replace(/(:\d+)+:?$/, '').replace(/[.:]+$/, '');
+    const token = trimTrailing(trimLineColumn(raw), '.:');
     if (token.length < 3 || token.length > 120 || token.includes('://') || seen.has(token)) continue;
     const pathLike = /^[\w.~/-]+$/.test(token) && /[\w]\/[\w.]|^\/[\w.]/.test(token) && /[A-Za-z]/.test(token);
     if (pathLike || FILE_EXT.test(token)) {

@@ -12,6 +12,7 @@ import {
   splitCapitalRuns,
   trailingDashWord,
   trimEnds,
+  trimLineColumn,
   trimTrailing,
 } from './text-scan';
 
@@ -25,6 +26,12 @@ describe('linear scans match the regexes they replace', () => {
       fc.property(from(['a', '`', "'", '"', '.', ',', ';', ':', ' ']), (s) => trimEnds(s, '`\'"', '`\'".,;:') === s.replace(/^[`'"]+|[`'".,;:]+$/g, '')),
       runs,
     );
+  });
+
+  it('trimLineColumn', () => {
+    fc.assert(fc.property(from(['a', ':', '1', '23', '.', '/']), (s) => trimLineColumn(s) === s.replace(/(:\d+)+:?$/, '')), runs);
+    expect(trimLineColumn('src/app.ts:12:3:')).toBe('src/app.ts');
+    expect(trimLineColumn(`x${':1'.repeat(100_000)}y`)).toBe(`x${':1'.repeat(100_000)}y`);
   });
 
   it('trailingDashWord', () => {

@@ -14,6 +14,23 @@ export function trimTrailing(s: string, chars: string): string {
   return s.slice(0, end);
 }
 
+const isDigit = (code: number) => code >= 48 && code <= 57;
+
+/** `s.replace(/(:\d+)+:?$/, '')`: a trailing `:line:column` (and a colon after it) goes. */
+export function trimLineColumn(s: string): string {
+  let end = s.length;
+  if (end > 0 && s.charCodeAt(end - 1) === 58) end -= 1;
+  let start = -1;
+  for (;;) {
+    let i = end;
+    while (i > 0 && isDigit(s.charCodeAt(i - 1))) i -= 1;
+    if (i === end || i === 0 || s.charCodeAt(i - 1) !== 58) break;
+    start = i - 1;
+    end = start;
+  }
+  return start < 0 ? s : s.slice(0, start);
+}
+
 /** `s.replace(/^[lead]+|[trail]+$/g, '')`: the trailing run never reaches into the removed leading run. */
 export function trimEnds(s: string, lead: string, trail: string): string {
   let start = 0;

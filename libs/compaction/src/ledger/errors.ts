@@ -4,9 +4,18 @@
  * output, test runners and stack traces.
  */
 /** Lines that report a failure: what an agent most needs to remember of an output it no longer sees. */
-const ERROR_LINE = /\b(error|exception|traceback|failed|failure|fatal|panic|denied|not found|cannot|unable to|refused|timed out|timeout)\b|\bE\s{2,}|exit (code|status) [1-9]|\bHTTP\/\d(\.\d)? [45]\d\d\b|\b[45]\d\d (Bad|Unauthorized|Forbidden|Not Found|Conflict|Too Many|Internal|Service|Gateway)/i;
+// Each signature is one regex recheck proves linear (lint: compactor/redos-safe); joined in one
+// alternation the checker times out, so a line matches when any of them does.
+const ERROR_LINE = [
+  /\b(error|exception|traceback|failed|failure|fatal|panic|denied|not found|cannot|unable to|refused|timed out|timeout)\b/i,
+  /\bE\s{2,}/i,
+  /exit (code|status) [1-9]/i,
+  /\bHTTP\/\d(\.\d)? [45]\d\d\b/i,
+  /\b[45]\d\d (Bad|Unauthorized|Forbidden|Not Found|Conflict|Too Many|Internal|Service|Gateway)/i,
+];
 /** A named failure: an exception or error type, an error code, a panic, an HTTP error status. */
-const NAMED_FAILURE = /\b[A-Z]\w*(Error|Exception|Violation|Fault)\b|\bE[A-Z]{4,}\b|\b(TS|E|P|CS|ERR)\d{3,5}\b|^(panic|fatal error|error(\[\w+\])?):|\bHTTP\/\d(\.\d)? [45]\d\d\b/;
+const NAMED_FAILURE = [/\b[A-Z]\w*(Error|Exception|Violation|Fault)\b/, /\bE[A-Z]{4,}\b/, /\b(TS|E|P|CS|ERR)\d{3,5}\b/, /^(panic|fatal error|error(\[\w+\])?):/, /\bHTTP\/\d(\.\d)? [45]\d\d\b/];
+const matchesAny = (res: readonly RegExp[], line: string) => res.some((re) => re.test(line));
 /** Run summaries name no failure themselves ("Tests: 1 failed, 228 passed"); the failure line does. */
 const SUMMARY_LINE = /^(Test Suites|Tests|Ran \d|=+ .* =+$|FAILED \(|\d+ (failed|passed)|ok\s|--- (PASS|FAIL))/;
 /** The frame that names where it failed: Go's first frame after `goroutine N [running]:`, Python's last `File "…", line N, in f`. */
@@ -19,8 +28,13 @@ const cut200 = (line: string) => (line.length > 200 ? `${line.slice(0, 199)}…`
  * (`raise ValueError(…)` in a file read, `import { NotFoundException }` in a diff). A traceback's
  * code line is followed by the exception line, which is the one to keep.
  */
-const CODE_LINE =
-  /^(?:[+-]\s*)?(?:\d+\s*[:|]\s|\d+\t|import\s|from\s+\S+\s+import\s|export\s|(?:const|let|var|def|class|func|fn|package|return|raise|throw|elif|except|catch|public|private|protected|static)\b|#include\b|@\w)|[;{]\s*$/;
+const CODE_LINE = [
+  /^(?:[+-]\s*)?(?:\d+\s*[:|]\s|\d+\t)/,
+  /^(?:[+-]\s*)?(?:import\s|from\s+\S+\s+import\s|export\s)/,
+  /^(?:[+-]\s*)?(?:const|let|var|def|class|func|fn|package|return|raise|throw|elif|except|catch|public|private|protected|static)\b/,
+  /^(?:[+-]\s*)?(?:#include\b|@\w)/,
+  /[;{]\s*$/,
+];
 const indentOf = (line: string) => line.length - line.trimStart().length;
 
 /**
@@ -39,11 +53,11 @@ export function errorLines(text: string): string[] {
     const line = lines[i];
     if (line.length === 0) continue;
     if (PY_FRAME.test(line)) lastPyFrame = i;
-    if (CODE_LINE.test(line)) continue;
-    if (!ERROR_LINE.test(line) && !NAMED_FAILURE.test(line)) continue;
-    const named = NAMED_FAILURE.test(line);
+    if (matchesAny(CODE_LINE, line)) continue;
+    if (!matchesAny(ERROR_LINE, line) && !matchesAny(NAMED_FAILURE, line)) continue;
+    const named = matchesAny(NAMED_FAILURE, line);
     const next = lines[i + 1];
-    if (named && next && indentOf(raw[i + 1]) > indentOf(raw[i]) && !CODE_LINE.test(next) && !PY_FRAME.test(next) && !NAMED_FAILURE.test(next)) continuation.set(i, next);
+    if (named && next && indentOf(raw[i + 1]) > indentOf(raw[i]) && !matchesAny(CODE_LINE, next) && !PY_FRAME.test(next) && !matchesAny(NAMED_FAILURE, next)) continuation.set(i, next);
     scored.push({ i, score: named ? 3 : SUMMARY_LINE.test(line) ? 0 : 1 });
     // A named failure's location: the innermost Python frame before it, or the Go frame after the panic.
     if (named && lastPyFrame >= 0 && lastPyFrame > i - 4) scored.push({ i: lastPyFrame, score: 2.5 });

@@ -199,7 +199,12 @@ export function analyze(text: string): Signals {
   for (let m = WORD.exec(text); m !== null; m = WORD.exec(text)) {
     let w = m[0];
     const lastCode = w.charCodeAt(w.length - 1);
-    if (lastCode === 39 || lastCode === 0x2019) w = w.replace(/['\u2019]+$/, '');
+    if (lastCode === 39 || lastCode === 0x2019) {
+      // Trailing apostrophes go (a scan: `/['\u2019]+$/` is quadratic on a long run of them not at the end).
+      let end = w.length;
+      while (end > 0 && (w.charCodeAt(end - 1) === 39 || w.charCodeAt(end - 1) === 0x2019)) end -= 1;
+      w = w.slice(0, end);
+    }
     words.push(w);
     const lw = w.toLowerCase();
     lower.push(lw.includes('\u2019') ? lw.replace(/\u2019/g, "'") : lw);
