@@ -246,6 +246,60 @@ test('the Tenant section saves the proxy upstreams, timeout and default policy, 
   }
 });
 
+test("the Limits section shows each limit in force, labelled as the tenant's own or the default, saves a change, and shows a refused value next to its field", async ({ page }) => {
+  const headers = { Authorization: `Bearer ${E2E_API_KEY}`, 'content-type': 'application/json' };
+  const before = await (await api.get('/v1/tenant', { headers })).json();
+  // A unique per-key limit (high: other tests use this key), so the audit line and the header are this test's own.
+  const perKey = 50_000 + Math.floor(Math.random() * 10_000);
+  try {
+    await enterKey(page);
+    const form = page.getByRole('region', { name: 'Limits', exact: true }).getByRole('form', { name: 'Tenant limits' });
+    const row = (name: string) => form.locator(`[data-field="limits.${name}"]`);
+    await expect(form.getByTestId('limit-row')).toHaveCount(6);
+    // The e2e stack sets no COMPACTOR_LIMIT_*: where the tenant set nothing, the operator's default applies, no limit.
+    await expect(row('requestsPerMinute').getByTestId('limit-in-force')).toHaveAttribute('data-source', 'default');
+    await expect(row('requestsPerMinute').getByTestId('limit-in-force')).toContainText('No limit operator default');
+    await expect(row('summarizerTokensPerDay').getByTestId('limit-in-force')).toContainText('used today:');
+
+    // Out of the API's range: refused, named next to the field, nothing saved.
+    await form.getByLabel('Appended tokens per minute').fill('10');
+    await form.getByRole('button', { name: 'Save limits' }).click();
+    await expect(row('appendedTokensPerMinute').getByTestId('error-limits.appendedTokensPerMinute')).toContainText('must be 0 (no limit) or 1000..1000000000');
+    await expect(form.getByLabel('Appended tokens per minute')).toHaveAttribute('aria-invalid', 'true');
+    await expect(form.getByRole('alert')).toHaveText('Check the fields marked below.');
+    expect((await (await api.get('/v1/tenant', { headers })).json()).limits).toEqual(before.limits);
+
+    await form.getByLabel('Appended tokens per minute').fill(before.limits.appendedTokensPerMinute === null ? '' : String(before.limits.appendedTokensPerMinute));
+    await form.getByLabel('Requests per minute, each key').fill(perKey.toLocaleString('en-US'));
+    await form.getByLabel('Summarizer cost per day (USD)').fill('2.5');
+    await form.getByRole('button', { name: 'Save limits' }).click();
+    await expect(form.getByRole('status')).toHaveText('Limits saved (2 changed).');
+    const saved = await (await api.get('/v1/tenant', { headers })).json();
+    expect(saved.limits).toMatchObject({ requestsPerMinutePerKey: perKey, summarizerCostPerDayUsd: 2.5 });
+    // The API enforces it at once: every answer to this key carries the limit.
+    expect((await api.get('/v1/sessions', { headers })).headers()['x-ratelimit-limit']).toBe(String(perKey));
+
+    await page.reload();
+    await expect(row('requestsPerMinutePerKey').getByTestId('limit-in-force')).toHaveAttribute('data-source', 'tenant');
+    await expect(row('requestsPerMinutePerKey').getByTestId('limit-in-force')).toContainText(`${perKey.toLocaleString('en-US')} requests per minute tenant's own`);
+    await expect(row('summarizerCostPerDayUsd').getByTestId('limit-in-force')).toContainText("$2.50 per UTC day tenant's own");
+    await expect(form.getByLabel('Requests per minute, each key')).toHaveValue(String(perKey));
+    const latest = page.getByRole('region', { name: 'Audit log' }).getByTestId('audit-entry').first();
+    await expect(latest).toContainText(`limits.requestsPerMinutePerKey: ${before.limits.requestsPerMinutePerKey ?? 'default'} → ${perKey}`);
+    await form.scrollIntoViewIfNeeded();
+    await screenshot(page, 'settings-limits');
+
+    // Emptied: back to the operator's default.
+    await form.getByLabel('Requests per minute, each key').fill('');
+    await form.getByRole('button', { name: 'Save limits' }).click();
+    await expect(form.getByRole('status')).toHaveText('Limits saved (1 changed).');
+    await expect(row('requestsPerMinutePerKey').getByTestId('limit-in-force')).toHaveAttribute('data-source', 'default');
+    expect((await api.get('/v1/sessions', { headers })).headers()['x-ratelimit-limit']).toBeUndefined();
+  } finally {
+    expect((await api.patch('/v1/tenant', { headers, data: { limits: before.limits } })).status()).toBe(200);
+  }
+});
+
 test('a key without the admin scope is told why it sees no tenant settings or audit log', async ({ page }) => {
   const headers = { Authorization: `Bearer ${E2E_API_KEY}`, 'content-type': 'application/json' };
   const created = await (await api.post('/v1/keys', { headers, data: { name: uid('e2e-read'), scopes: ['read'] } })).json();
@@ -253,6 +307,7 @@ test('a key without the admin scope is told why it sees no tenant settings or au
     await enterKey(page, created.key);
     await expect(page.getByRole('region', { name: 'Tenant', exact: true }).getByTestId('admin-only')).toContainText('needs the admin scope; the saved key has read');
     await expect(page.getByRole('region', { name: 'Audit log' }).getByTestId('admin-only')).toContainText('needs the admin scope');
+    await expect(page.getByRole('region', { name: 'Limits', exact: true }).getByTestId('admin-only')).toContainText("the tenant's limits needs the admin scope");
     await expect(page.getByRole('form', { name: 'Tenant settings' })).toHaveCount(0);
   } finally {
     await api.delete(`/v1/keys/${created.id}`, { headers });

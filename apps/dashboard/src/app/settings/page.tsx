@@ -1,6 +1,7 @@
 import type { Metadata } from 'next';
 import { loadReadiness } from '../../api/load-readiness';
 import { readWithSavedKey, type ApiAccess } from '../../components/settings/api-access';
+import { LimitsSection } from '../../components/settings/limits-section';
 import { ApiKeySection, AuditSection, KeysSection, PresetsSection, ProviderSection, TenantSection } from '../../components/settings/settings-sections';
 import {
   apiKeyListSchema,
@@ -54,11 +55,12 @@ export default async function SettingsPage() {
   return (
     <>
       <h1>Settings</h1>
-      <p className="lead">The API key this dashboard uses, the tenant&apos;s keys and settings, the audit log, the summarizer the workers run, and the policy presets.</p>
+      <p className="lead">The API key this dashboard uses, the tenant&apos;s keys, settings and limits, the audit log, the summarizer the workers run, and the policy presets.</p>
       <ApiKeySection caller={caller} keys={keys} removeAction={removeApiKey} />
       <ProviderSection status={status} now={now} />
       <KeysSection caller={caller} keys={keys} />
       <TenantSection caller={caller} tenant={tenant} />
+      <LimitsSection caller={caller} tenant={tenant} />
       <AuditSection caller={caller} audit={audit} />
       <PresetsSection status={status} />
       <section className="panel" aria-labelledby="connection-heading">

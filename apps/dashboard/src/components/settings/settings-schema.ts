@@ -95,6 +95,23 @@ export const tenantSettingsSchema: z.ZodType<Schemas['TenantSettingsView']> = z.
   proxyDefaults: z.object({ anthropicBaseUrl: z.string(), openaiBaseUrl: z.string(), timeoutMs: z.number() }),
   allowPrivateUpstreams: z.boolean(),
   defaultPolicy: policyView.nullable().optional(),
+  limits: z.object({
+    requestsPerMinutePerKey: z.number().nullable(),
+    requestsPerMinute: z.number().nullable(),
+    appendedTokensPerMinute: z.number().nullable(),
+    summarizerTokensPerDay: z.number().nullable(),
+    summarizerCostPerDayUsd: z.number().nullable(),
+    sessionRetentionDays: z.number().nullable(),
+  }),
+  limitDefaults: z.object({
+    requestsPerMinutePerKey: z.number(),
+    requestsPerMinute: z.number(),
+    appendedTokensPerMinute: z.number(),
+    summarizerTokensPerDay: z.number(),
+    summarizerCostPerDayUsd: z.number(),
+    sessionRetentionDays: z.number(),
+  }),
+  spendToday: z.object({ since: instant, summarizerTokens: z.number(), summarizerCostUsd: z.number() }),
 });
 export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
 

@@ -343,8 +343,8 @@ function PresetsTable({ presets }: { presets: PresetView[] }) {
   );
 }
 
-/** Why a non-admin key sees no tenant settings or audit log, or the API's problem reading them. */
-function adminOnly(caller: ApiAccess<CallerView>, access: ApiAccess<unknown> | null, what: string): ReactNode | null {
+/** Why a non-admin key sees no tenant settings, limits or audit log, or the API's problem reading them. */
+export function adminOnly(caller: ApiAccess<CallerView>, access: ApiAccess<unknown> | null, what: string): ReactNode | null {
   if (caller.state !== 'ok') return <KeyNotice problem={caller} what={what} onSettings />;
   if (!caller.data.scopes.includes('admin') || access === null)
     return (
