@@ -4,6 +4,8 @@ import { Block, CanonicalMessage, ToolResultBlock } from '../messages/canonical'
 import { countableParts } from '../messages/countable';
 import { providerValidityProblems } from '../messages/provider-valid';
 import {
+  isClassBodyMethod,
+  isModifiedMember,
   condenseApiResponse,
   condenseWebSearch,
   isStructured,
@@ -340,5 +342,26 @@ describe('selective tool post-processing (seed 000 "Selective Tool Post-Processi
       }),
       { numRuns: 60, seed: 7 },
     );
+  });
+});
+
+describe('definition scans match the regexes they replace', () => {
+  const from = (alphabet: string[], maxLength = 14) => fc.array(fc.constantFrom(...alphabet), { maxLength }).map((a) => a.join(''));
+  const runs = { numRuns: 4000 };
+
+  it('isModifiedMember', () => {
+    const re = /^\s*(?:(?:public|private|protected|internal|static|final|abstract|sealed|partial)\s+)+(?:[\w<>[\],\s]+\s+)?\w+\s*\(/;
+    const alphabet = ['public', 'static', ' ', '  ', '\t', 'void', 'x', 'List', '<', '>', '[', ']', ',', '(', ')', '{', '$', '.'];
+    fc.assert(fc.property(from(alphabet), (s) => isModifiedMember(s) === re.test(s)), runs);
+    expect(isModifiedMember('    public static <T> List<T> of(T... items) {')).toBe(true);
+    expect(isModifiedMember(`public ${'a '.repeat(50_000)}`)).toBe(false);
+  });
+
+  it('isClassBodyMethod', () => {
+    const re = /^\s+(?!(?:if|for|while|switch|catch|with|return|else|do|try|new|await|throw|typeof)\b)(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*[\w$]+\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^={;]+)?\{\s*$/;
+    const alphabet = [' ', '  ', 'if', 'do', 'x', 'dox', '$', 'async', 'get', '(', ')', '<', '>', ':', '{', '=', ';', 'T'];
+    fc.assert(fc.property(from(alphabet), (s) => isClassBodyMethod(s) === re.test(s)), runs);
+    expect(isClassBodyMethod('  async load(id: string): Promise<void> {')).toBe(true);
+    expect(isClassBodyMethod('  if (ready) {')).toBe(false);
   });
 });

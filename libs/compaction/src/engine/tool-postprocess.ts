@@ -217,17 +217,60 @@ export function condenseWebSearch(text: string, params: ToolPostprocessParams): 
 // File read over 500 lines → summary + line ranges
 
 const NUMBERED = /^\s*(\d+)(?:\t|:| \| | │ |→)/;
-const DEFINITION = [
+
+const MEMBER_MODIFIER = /^\s*(?:public|private|protected|internal|static|final|abstract|sealed|partial)\s+/;
+const isSpaceChar = (ch: string) => /\s/.test(ch);
+const isWordChar = (ch: string) => /\w/.test(ch);
+/** `[\w<>[\],\s]`: what a Java/C# return type and further modifiers are made of. */
+const isTypeChar = (ch: string) => isWordChar(ch) || isSpaceChar(ch) || '<>[],'.includes(ch);
+
+/**
+ * A Java/C# member with modifiers, `public static <T> List<T> of(`: what
+ * `/^\s*(?:(?:MOD)\s+)+(?:[\w<>[\],\s]+\s+)?\w+\s*\(/` matched (polynomial backtracking on a long
+ * line of words), decided by a scan: no type character is `(`, so only the first `(` can end it.
+ */
+export function isModifiedMember(line: string): boolean {
+  const modifier = MEMBER_MODIFIER.exec(line);
+  if (!modifier) return false;
+  const rest = line.slice(modifier[0].length);
+  const open = rest.indexOf('(');
+  if (open < 0) return false;
+  for (let i = 0; i < open; i++) if (!isTypeChar(rest[i])) return false;
+  let end = open;
+  while (end > 0 && isSpaceChar(rest[end - 1])) end -= 1;
+  let start = end;
+  while (start > 0 && isWordChar(rest[start - 1])) start -= 1;
+  if (start === end) return false;
+  // Either the name follows the modifiers, or a type (at least one character) and whitespace come first.
+  return start === 0 || (start >= 2 && isSpaceChar(rest[start - 1]));
+}
+
+const NOT_METHODS = new Set(['if', 'for', 'while', 'switch', 'catch', 'with', 'return', 'else', 'do', 'try', 'new', 'await', 'throw', 'typeof']);
+const CLASS_BODY_METHOD = /^\s+(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*[\w$]+\s*(?:<[^>]*>)?\([^)]*\)\s*(?::[^={;]+)?\{\s*$/;
+const LEADING_WORD = /^\s+(\w+)/;
+
+/**
+ * Methods in a class body (TypeScript, JavaScript, Java, C#): an indented name with parameters
+ * opening a block, not a statement (`if (…) {`). The statement keywords were a lookahead, which
+ * the linear-time checker cannot decide: the line's first word is compared instead (`(?!(?:if|…)\b)`
+ * after the indent is exactly "the leading word run is not one of them").
+ */
+export function isClassBodyMethod(line: string): boolean {
+  const word = LEADING_WORD.exec(line)?.[1];
+  return (word === undefined || !NOT_METHODS.has(word)) && CLASS_BODY_METHOD.test(line);
+}
+
+const DEFINITION: ((line: string) => boolean)[] = [
   /^\s*(?:export\s+(?:default\s+)?)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(?:function\*?|class|interface|type|enum|namespace|module)\s+[\w$]+/,
   /^\s*(?:export\s+)?(?:const|let|var)\s+[\w$]+\s*=\s*(?:async\s+)?(?:\([^)]*\)|[\w$]+)\s*(?::[^=]+)?=>/,
   /^\s*(?:async\s+)?def\s+\w+|^\s*class\s+\w+/,
   /^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:fn|struct|enum|trait|impl|mod)\b/,
   /^func\s|^type\s+\w+\s+(?:struct|interface)\b/,
-  /^\s*(?:(?:public|private|protected|internal|static|final|abstract|sealed|partial)\s+)+(?:[\w<>[\],\s]+\s+)?\w+\s*\(|^\s*(?:(?:public|private|protected|internal|static|final|abstract|sealed)\s+)*(?:class|interface|enum|record|struct)\s+\w+/,
-  // Methods in a class body (TypeScript, JavaScript, Java, C#): an indented name with parameters opening a block.
-  /^\s+(?!(?:if|for|while|switch|catch|with|return|else|do|try|new|await|throw|typeof)\b)(?:(?:public|private|protected|static|async|readonly|override|get|set)\s+)*[\w$]+\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^={;]+)?\{\s*$/,
+  isModifiedMember,
+  /^\s*(?:(?:public|private|protected|internal|static|final|abstract|sealed)\s+)*(?:class|interface|enum|record|struct)\s+\w+/,
+  isClassBodyMethod,
   /^#{1,6}\s+\S/,
-];
+].map((d) => (d instanceof RegExp ? (line: string) => d.test(line) : d));
 
 interface OutlineEntry {
   start: number;
@@ -239,7 +282,7 @@ interface OutlineEntry {
 function outlineOf(lines: Array<{ n: number; code: string }>, max: number): { entries: OutlineEntry[]; total: number } {
   const defs: Array<{ index: number; indent: number; label: string; heading: number }> = [];
   lines.forEach((l, index) => {
-    if (!DEFINITION.some((re) => re.test(l.code))) return;
+    if (!DEFINITION.some((isDefinition) => isDefinition(l.code))) return;
     const heading = /^(#{1,6})\s/.exec(l.code)?.[1].length ?? 0;
     defs.push({ index, indent: heading > 0 ? heading - 1 : (/^\s*/.exec(l.code) as RegExpExecArray)[0].replace(/\t/g, '    ').length, label: clip(l.code.trim(), 100), heading });
   });
