@@ -12,7 +12,12 @@ export interface ApiKeyRecord {
   createdAt: Date;
   lastUsedAt: Date | null;
   revokedAt: Date | null;
+  /** Refused from this instant on, like a revoked key; null: never expires. */
+  expiresAt: Date | null;
 }
+
+/** An unrevoked key and whether it has expired (by the database's clock, the one every API replica shares). */
+export type UnrevokedApiKey = ApiKeyRecord & { expired: boolean };
 
 const publicFields = {
   id: true,
@@ -23,6 +28,7 @@ const publicFields = {
   createdAt: true,
   lastUsedAt: true,
   revokedAt: true,
+  expiresAt: true,
 } as const;
 
 @Injectable()
@@ -32,15 +38,27 @@ export class ApiKeyRepository {
     private readonly pg: PgPoolService,
   ) {}
 
-  /** The key whose SHA-256 is `hash`, unless revoked. One indexed lookup per request, on plain pg (hot path). */
-  async findActiveByHash(hash: string): Promise<ApiKeyRecord | null> {
-    const { rows } = await this.pg.pool.query<ApiKeyRecord>(
+  /**
+   * The key whose SHA-256 is `hash`, unless revoked, with whether it expired (so a refusal can say
+   * why). One indexed lookup per request, on plain pg (hot path).
+   */
+  async findUnrevokedByHash(hash: string): Promise<UnrevokedApiKey | null> {
+    const { rows } = await this.pg.pool.query<UnrevokedApiKey>(
       `SELECT id, tenant_id AS "tenantId", name, prefix, scopes::text[] AS scopes, created_at AS "createdAt",
-              last_used_at AS "lastUsedAt", revoked_at AS "revokedAt"
+              last_used_at AS "lastUsedAt", revoked_at AS "revokedAt", expires_at AS "expiresAt",
+              (expires_at IS NOT NULL AND expires_at <= now()) AS expired
        FROM api_keys WHERE hash = $1 AND revoked_at IS NULL LIMIT 1`,
       [hash],
     );
     return rows[0] ?? null;
+  }
+
+  /** The key whose SHA-256 is `hash`, unless revoked or expired. */
+  async findActiveByHash(hash: string): Promise<ApiKeyRecord | null> {
+    const found = await this.findUnrevokedByHash(hash);
+    if (!found || found.expired) return null;
+    const { expired: _expired, ...key } = found;
+    return key;
   }
 
   /**
@@ -54,7 +72,7 @@ export class ApiKeyRepository {
     );
   }
 
-  create(data: { tenantId: string; name: string; prefix: string; hash: string; scopes: ApiKeyScope[] }): Promise<ApiKeyRecord> {
+  create(data: { tenantId: string; name: string; prefix: string; hash: string; scopes: ApiKeyScope[]; expiresAt?: Date | null }): Promise<ApiKeyRecord> {
     return this.prisma.apiKey.create({ data, select: publicFields });
   }
 
@@ -82,7 +100,7 @@ export class ApiKeyRepository {
       this.prisma.apiKey.upsert({
         where: { hash: data.hash },
         create: data,
-        update: { revokedAt: null, scopes: data.scopes, tenantId: data.tenantId, name: data.name },
+        update: { revokedAt: null, expiresAt: null, scopes: data.scopes, tenantId: data.tenantId, name: data.name },
       }),
     ]);
   }

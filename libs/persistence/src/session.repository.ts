@@ -153,11 +153,11 @@ export class SessionRepository {
     return toSessionRecord(await this.prisma.session.update({ where: { id }, data }));
   }
 
-  /** The session of that id in the tenant of the active API key with that hash, in one query (the proxy reads it while it checks the key). */
+  /** The session of that id in the tenant of the active (unrevoked, unexpired) API key with that hash, in one query (the proxy reads it while it checks the key). */
   async findForKey(keyHash: string, externalId: string): Promise<SessionRecord | null> {
     const { rows } = await this.pg.pool.query<SessionRow>(
       `SELECT ${SESSION_COLUMNS} FROM sessions
-       WHERE external_id = $2 AND tenant_id = (SELECT tenant_id FROM api_keys WHERE hash = $1 AND revoked_at IS NULL LIMIT 1)`,
+       WHERE external_id = $2 AND tenant_id = (SELECT tenant_id FROM api_keys WHERE hash = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now()) LIMIT 1)`,
       [keyHash, externalId],
     );
     return rows[0] ? toSessionRecord(rows[0]) : null;

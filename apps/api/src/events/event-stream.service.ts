@@ -46,7 +46,7 @@ export class EventStreamService implements OnModuleDestroy {
 
   /**
    * Starts the stream and returns; the stream lives until the client disconnects, its key is revoked
-   * (checked at every heartbeat) or the app shuts down. A key already holding EVENTS_STREAMS_PER_KEY
+   * or expires (checked at every heartbeat) or the app shuts down. A key already holding EVENTS_STREAMS_PER_KEY
    * streams gets a 429 before anything is sent.
    */
   async stream(res: Response, session: SessionRecord, lastId: bigint, types: string[] | undefined, key: { id: string; stillActive: () => Promise<boolean> }): Promise<void> {
@@ -61,7 +61,7 @@ export class EventStreamService implements OnModuleDestroy {
     let unlisten: (() => void) | undefined;
     // Runs first after a full interval, when the stream is set up below.
     const heartbeat = setInterval(() => {
-      // A revoked (or deleted) key's streams end at the next beat.
+      // A revoked, expired (or deleted) key's streams end at the next beat.
       key.stillActive().then(
         (active) => {
           if (!active) close();

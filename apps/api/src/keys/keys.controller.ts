@@ -1,12 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBody, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBody, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyScope } from '@compactor/persistence';
 import { Auth, Authenticated } from '../auth/auth.decorator';
 import { AuthContext } from '../auth/scopes';
 import { parseOrThrow } from '../common/validation';
 import { AuditLog } from '../audit/audit-log';
 import { ErrorResponse } from '../errors/error-response.dto';
-import { ApiKeyList, ApiKeyView, CreateApiKeyRequest, CreatedApiKey, createKeySchema } from './keys.dto';
+import { ApiKeyList, ApiKeyView, CreateApiKeyRequest, CreatedApiKey, createKeySchema, keyExpiry } from './keys.dto';
 import { KeysService } from './keys.service';
 
 @ApiTags('keys')
@@ -26,14 +26,23 @@ export class KeysController {
   }
 
   @Post()
-  @ApiOperation({ operationId: 'createApiKey', summary: 'Creates a key; the response is the only time the key is shown.' })
+  @ApiOperation({
+    operationId: 'createApiKey',
+    summary: 'Creates a key, optionally expiring (`expiresInDays` or `expiresAt`); the response is the only time the key is shown.',
+  })
   @ApiBody({ type: CreateApiKeyRequest })
   @ApiCreatedResponse({ type: CreatedApiKey })
+  @ApiBadRequestResponse({ type: ErrorResponse, description: 'A field is invalid (an expiry in the past, more than 3650 days ahead, or both expiry fields); the error names it.' })
   async create(@Auth() auth: AuthContext, @Body() body: unknown): Promise<CreatedApiKey> {
     const input = parseOrThrow(createKeySchema, body);
-    const created = await this.keys.create(auth.tenantId, input.name, [...new Set(input.scopes)] as ApiKeyScope[]);
-    // The key's id, name, prefix and scopes: never the key or its hash.
-    await this.audit.record(auth, 'api-key.created', { type: 'api-key', id: created.id }, { name: created.name, prefix: created.prefix, scopes: created.scopes });
+    const created = await this.keys.create(auth.tenantId, input.name, [...new Set(input.scopes)] as ApiKeyScope[], keyExpiry(input, new Date()));
+    // The key's id, name, prefix, scopes and expiry: never the key or its hash.
+    await this.audit.record(
+      auth,
+      'api-key.created',
+      { type: 'api-key', id: created.id },
+      { name: created.name, prefix: created.prefix, scopes: created.scopes, expiresAt: created.expiresAt },
+    );
     return created;
   }
 

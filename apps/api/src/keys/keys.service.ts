@@ -12,6 +12,7 @@ export function toKeyView(key: ApiKeyRecord): ApiKeyView {
     scopes: key.scopes,
     createdAt: key.createdAt.toISOString(),
     revokedAt: key.revokedAt?.toISOString() ?? null,
+    expiresAt: key.expiresAt?.toISOString() ?? null,
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
   };
 }
@@ -20,9 +21,9 @@ export function toKeyView(key: ApiKeyRecord): ApiKeyView {
 export class KeysService {
   constructor(private readonly keys: ApiKeyRepository) {}
 
-  async create(tenantId: string, name: string, scopes: ApiKeyScope[]): Promise<CreatedApiKey> {
+  async create(tenantId: string, name: string, scopes: ApiKeyScope[], expiresAt: Date | null = null): Promise<CreatedApiKey> {
     const key = generateApiKey();
-    const record = await this.keys.create({ tenantId, name, prefix: keyPrefix(key), hash: hashApiKey(key), scopes });
+    const record = await this.keys.create({ tenantId, name, prefix: keyPrefix(key), hash: hashApiKey(key), scopes, expiresAt });
     return { ...toKeyView(record), key };
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ApiKeyRepository } from '@compactor/persistence';
 import type { IncomingHttpHeaders } from 'node:http';
+import { keyRefusal } from '../auth/api-key-authenticator';
 import { hashApiKey } from '../auth/api-key-secret';
 import { AuthContext, grants } from '../auth/scopes';
 import { ProxyError } from './provider-errors';
@@ -36,8 +37,8 @@ export class ProxyAuth {
   private async check(headers: IncomingHttpHeaders): Promise<AuthContext> {
     const hash = this.keyHash(headers);
     if (hash === undefined) throw new ProxyError(401, 'compactor_key_missing', 'Compactor proxy: a Compactor API key is required in the X-Compactor-Key header');
-    const found = await this.keys.findActiveByHash(hash);
-    if (!found) throw new ProxyError(401, 'compactor_key_invalid', 'Compactor proxy: the X-Compactor-Key is unknown or revoked');
+    const found = await this.keys.findUnrevokedByHash(hash);
+    if (!found || found.expired) throw new ProxyError(401, 'compactor_key_invalid', `Compactor proxy: ${keyRefusal(found, 'the X-Compactor-Key')}`);
     if (!grants(found.scopes, 'ingest')) throw new ProxyError(403, 'compactor_key_scope', "Compactor proxy: the X-Compactor-Key lacks the 'ingest' scope");
     return { tenantId: found.tenantId, keyId: found.id, scopes: found.scopes };
   }

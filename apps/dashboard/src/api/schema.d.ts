@@ -116,7 +116,7 @@ export interface paths {
         /** The tenant's API keys (never the keys themselves). */
         get: operations["listApiKeys"];
         put?: never;
-        /** Creates a key; the response is the only time the key is shown. */
+        /** Creates a key, optionally expiring (`expiresInDays` or `expiresAt`); the response is the only time the key is shown. */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -555,6 +555,11 @@ export interface components {
         ApiKeyView: {
             /** Format: date-time */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description From this instant the key is refused (401 saying it expired) like a revoked one; null: it never expires.
+             */
+            expiresAt?: string | null;
             /** Format: uuid */
             id: string;
             /**
@@ -800,6 +805,16 @@ export interface components {
             usage: components["schemas"]["UsageView"];
         };
         CreateApiKeyRequest: {
+            /**
+             * Format: date-time
+             * @description When the key expires: in the future, at most 3650 days ahead. Give this or `expiresInDays`, not both.
+             */
+            expiresAt?: string | null;
+            /**
+             * @description The key expires this many days after it is created. Leave this and `expiresAt` out for a key that never expires.
+             * @example 90
+             */
+            expiresInDays?: number;
             /** @example ingest from agent-fleet */
             name: string;
             /**
@@ -812,6 +827,11 @@ export interface components {
         CreatedApiKey: {
             /** Format: date-time */
             createdAt: string;
+            /**
+             * Format: date-time
+             * @description From this instant the key is refused (401 saying it expired) like a revoked one; null: it never expires.
+             */
+            expiresAt?: string | null;
             /** Format: uuid */
             id: string;
             /**
@@ -1991,6 +2011,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            /** @description A field is invalid (an expiry in the past, more than 3650 days ahead, or both expiry fields); the error names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
                 };
             };
             /** @description Missing, unknown or revoked API key. */

@@ -23,7 +23,7 @@ export interface FormState {
 
 export interface CreateKeyState extends FormState {
   /** The new key, shown once. */
-  created?: { id: string; name: string; prefix: string; scopes: string[]; secret: string };
+  created?: { id: string; name: string; prefix: string; scopes: string[]; secret: string; expiresAt: string | null };
 }
 
 /** Whether the browser reached the dashboard over HTTPS (directly or through a proxy), so the cookie can be Secure. */
@@ -56,7 +56,7 @@ export async function removeApiKey(): Promise<void> {
 }
 
 export async function createApiKey(_previous: CreateKeyState, form: FormData): Promise<CreateKeyState> {
-  const input = parseNewKeyForm(form.get('name'), form.getAll('scopes'));
+  const input = parseNewKeyForm(form.get('name'), form.getAll('scopes'), form.get('expiresInDays') ?? '');
   if (!input.ok) return { status: 'error', message: input.message, field: input.field };
   const result = await readWithSavedKey((client, signal) => client.POST('/v1/keys', { body: input.value, signal, cache: 'no-store' }), createdApiKeySchema);
   switch (result.state) {
@@ -68,8 +68,8 @@ export async function createApiKey(_previous: CreateKeyState, form: FormData): P
       return { status: 'error', message: `The key was not created: ${result.reason}.` };
   }
   revalidatePath('/settings');
-  const { id, name, prefix, scopes, key } = result.data;
-  return { status: 'done', message: `Key “${name}” created.`, created: { id, name, prefix, scopes, secret: key } };
+  const { id, name, prefix, scopes, key, expiresAt } = result.data;
+  return { status: 'done', message: `Key “${name}” created.`, created: { id, name, prefix, scopes, secret: key, expiresAt: expiresAt ?? null } };
 }
 
 export async function revokeApiKey(_previous: FormState, form: FormData): Promise<FormState> {

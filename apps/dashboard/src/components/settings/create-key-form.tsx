@@ -3,7 +3,7 @@
 import { useActionState, useEffect, useId, useRef, useState } from 'react';
 import { useFormStatus } from 'react-dom';
 import { createApiKey, type CreateKeyState } from '../../app/settings/actions';
-import { SCOPE_CHOICES } from './settings-view';
+import { expiryInstant, MAX_KEY_LIFETIME_DAYS, SCOPE_CHOICES } from './settings-view';
 import styles from './settings.module.css';
 
 function SubmitButton() {
@@ -80,6 +80,28 @@ export function CreateKeyForm() {
             </label>
           ))}
         </fieldset>
+        <div className={styles.field}>
+          <label htmlFor={`${id}-expires`} className={styles.label}>
+            Expires after (days)
+          </label>
+          <input
+            id={`${id}-expires`}
+            name="expiresInDays"
+            type="number"
+            inputMode="numeric"
+            min={1}
+            max={MAX_KEY_LIFETIME_DAYS}
+            step={1}
+            autoComplete="off"
+            className={`${styles.input} ${styles.daysInput}`}
+            placeholder="never"
+            aria-invalid={(invalid && state.field === 'expiresInDays') || undefined}
+            aria-describedby={`${id}-expires-hint${invalid ? ` ${id}-error` : ''}`}
+          />
+          <span id={`${id}-expires-hint`} className={styles.hintInline}>
+            Empty: the key never expires. An expired key is refused like a revoked one.
+          </span>
+        </div>
         <SubmitButton />
         {invalid && (
           <p id={`${id}-error`} className={styles.errorText} role="alert">
@@ -90,7 +112,10 @@ export function CreateKeyForm() {
       {created && (
         <section className={styles.newKey} aria-labelledby={`${id}-new`}>
           <h3 id={`${id}-new`}>New key “{created.name}”</h3>
-          <p className={styles.hint}>Copy it now: it is shown only this once. Compactor keeps only its hash.</p>
+          <p className={styles.hint}>
+            Copy it now: it is shown only this once. Compactor keeps only its hash.
+            {created.expiresAt && ` It expires ${expiryInstant(created.expiresAt, Date.now())}.`}
+          </p>
           <div className={styles.secretRow}>
             <code ref={secretRef} tabIndex={-1} className={styles.secret} data-testid="new-key-secret">
               {created.secret}

@@ -16,6 +16,7 @@ const apiKeyView: z.ZodType<Schemas['ApiKeyView']> = z.object({
   scopes: z.array(scope),
   createdAt: instant,
   revokedAt: instant.nullable().optional(),
+  expiresAt: instant.nullable().optional(),
 });
 
 export const apiKeyListSchema: z.ZodType<Schemas['ApiKeyList']> = z.object({ keys: z.array(apiKeyView) });
@@ -27,6 +28,7 @@ export const createdApiKeySchema: z.ZodType<Schemas['CreatedApiKey']> = z.object
   scopes: z.array(scope),
   createdAt: instant,
   revokedAt: instant.nullable().optional(),
+  expiresAt: instant.nullable().optional(),
   key: z.string().min(1),
 });
 

@@ -6,7 +6,7 @@ import { CreateKeyForm } from './create-key-form';
 import { KeyNotice } from './key-notice';
 import { RevokeKeyButton } from './revoke-key-button';
 import type { ApiKeyView, AuditEntry, CallerView, PresetView, StatusResponse, TenantSettings, WorkerStatus } from './settings-schema';
-import { describeAuditEntry, PRESET_DESCRIPTIONS, providerSummary, triggerText } from './settings-view';
+import { describeAuditEntry, keyState, keyStatusText, PRESET_DESCRIPTIONS, providerSummary, triggerText } from './settings-view';
 import { TenantForm } from './tenant-form';
 import styles from './settings.module.css';
 
@@ -218,7 +218,8 @@ export function KeysSection({ caller, keys }: { caller: ApiAccess<CallerView>; k
   );
 }
 
-function KeyRow({ k, ownKeyId }: { k: ApiKeyView; ownKeyId: string }) {
+function KeyRow({ k, ownKeyId, withActions, now }: { k: ApiKeyView; ownKeyId: string; withActions: boolean; now: number }) {
+  const state = keyState(k, now);
   return (
     <tr data-testid="key-row" data-key-id={k.id}>
       <th scope="row" data-label="Name" className={styles.wrapAnywhere}>
@@ -237,9 +238,9 @@ function KeyRow({ k, ownKeyId }: { k: ApiKeyView; ownKeyId: string }) {
       </td>
       <td data-label="Created">{formatInstant(k.createdAt)}</td>
       <td data-label="Status">
-        {k.revokedAt ? <span className={styles.revoked}>Revoked {formatInstant(k.revokedAt)}</span> : <span className={styles.active}>Active</span>}
+        <span className={state === 'active' ? styles.active : styles.revoked}>{keyStatusText(k, now)}</span>
       </td>
-      {!k.revokedAt && (
+      {withActions && (
         <td className={styles.actionCell}>
           <RevokeKeyButton keyId={k.id} name={k.name} prefix={k.prefix} inUse={k.id === ownKeyId} />
         </td>
@@ -248,7 +249,7 @@ function KeyRow({ k, ownKeyId }: { k: ApiKeyView; ownKeyId: string }) {
   );
 }
 
-function KeyTable({ keys, ownKeyId, label, withActions }: { keys: ApiKeyView[]; ownKeyId: string; label: string; withActions: boolean }) {
+function KeyTable({ keys, ownKeyId, label, withActions, now }: { keys: ApiKeyView[]; ownKeyId: string; label: string; withActions: boolean; now: number }) {
   return (
     <div className="table-wrap">
       <table className={`data-table ${styles.table}`} aria-label={label}>
@@ -268,7 +269,7 @@ function KeyTable({ keys, ownKeyId, label, withActions }: { keys: ApiKeyView[]; 
         </thead>
         <tbody>
           {keys.map((k) => (
-            <KeyRow key={k.id} k={k} ownKeyId={ownKeyId} />
+            <KeyRow key={k.id} k={k} ownKeyId={ownKeyId} withActions={withActions} now={now} />
           ))}
         </tbody>
       </table>
@@ -276,23 +277,26 @@ function KeyTable({ keys, ownKeyId, label, withActions }: { keys: ApiKeyView[]; 
   );
 }
 
-/** Active keys first, with Revoke; revoked ones folded away below (they stay listed for the record). */
+/** Active keys first, with Revoke; revoked and expired ones (both refused) folded away below, listed for the record. */
 function KeysTable({ keys, ownKeyId }: { keys: ApiKeyView[]; ownKeyId: string }) {
-  const active = keys.filter((k) => !k.revokedAt);
-  const revoked = keys.filter((k) => k.revokedAt);
+  const now = Date.now();
+  const active = keys.filter((k) => keyState(k, now) === 'active');
+  const inactive = keys.filter((k) => keyState(k, now) !== 'active');
+  const expired = inactive.filter((k) => keyState(k, now) === 'expired').length;
+  const kinds = expired === 0 ? 'revoked' : expired === inactive.length ? 'expired' : 'revoked or expired';
   return (
     <>
       {active.length > 0 ? (
-        <KeyTable keys={active} ownKeyId={ownKeyId} label="Active API keys" withActions />
+        <KeyTable keys={active} ownKeyId={ownKeyId} label="Active API keys" withActions now={now} />
       ) : (
         <p className={styles.hint}>No active key.</p>
       )}
-      {revoked.length > 0 && (
+      {inactive.length > 0 && (
         <details className={styles.revokedKeys} data-testid="revoked-keys">
           <summary>
-            {revoked.length} revoked key{revoked.length === 1 ? '' : 's'}
+            {inactive.length} {kinds} key{inactive.length === 1 ? '' : 's'}
           </summary>
-          <KeyTable keys={revoked} ownKeyId={ownKeyId} label="Revoked API keys" withActions={false} />
+          <KeyTable keys={inactive} ownKeyId={ownKeyId} label="Revoked and expired API keys" withActions={false} now={now} />
         </details>
       )}
       <h3 className={styles.subheading}>Create a key</h3>

@@ -1,5 +1,5 @@
 import type { AuditEntry, WorkerStatus } from './settings-schema';
-import { describeAuditEntry, parseKeyInput, parseNewKeyForm, parseTenantForm, PRESET_DESCRIPTIONS, providerSummary, triggerText } from './settings-view';
+import { describeAuditEntry, keyState, keyStatusText, parseKeyInput, parseNewKeyForm, parseTenantForm, PRESET_DESCRIPTIONS, providerSummary, triggerText } from './settings-view';
 
 const worker = (provider: WorkerStatus['summarizer']['provider'], health: WorkerStatus['summarizer']['health'], model = 'compactor-local'): WorkerStatus => ({
   id: `w-${provider}-${health}`,
@@ -50,6 +50,25 @@ describe('form parsing', () => {
     expect(parseNewKeyForm('  ', ['read'])).toMatchObject({ ok: false, field: 'name' });
     expect(parseNewKeyForm('x'.repeat(101), ['read'])).toMatchObject({ ok: false, field: 'name' });
     expect(parseNewKeyForm('ci', ['root'])).toMatchObject({ ok: false, field: 'scopes' });
+  });
+
+  it('takes an optional lifetime in whole days, 1 to 3650; empty means never', () => {
+    expect(parseNewKeyForm('ci', ['read'], ' 90 ')).toEqual({ ok: true, value: { name: 'ci', scopes: ['read'], expiresInDays: 90 } });
+    expect(parseNewKeyForm('ci', ['read'], '')).toEqual({ ok: true, value: { name: 'ci', scopes: ['read'] } });
+    for (const bad of ['0', '3651', '1.5', '-3', 'soon', '1e3']) expect([bad, parseNewKeyForm('ci', ['read'], bad)]).toEqual([bad, expect.objectContaining({ ok: false, field: 'expiresInDays' })]);
+  });
+});
+
+describe('key status', () => {
+  const now = Date.parse('2026-11-25T12:00:00Z');
+  it('revoked wins over expired; an expiry passed is expired; a future one is shown with its date (and year when not this one)', () => {
+    expect(keyState({ revokedAt: '2026-11-01T00:00:00Z', expiresAt: '2026-11-02T00:00:00Z' }, now)).toBe('revoked');
+    expect(keyState({ revokedAt: null, expiresAt: '2026-11-25T12:00:00Z' }, now)).toBe('expired');
+    expect(keyState({ revokedAt: null, expiresAt: '2026-11-25T12:00:01Z' }, now)).toBe('active');
+    expect(keyStatusText({ revokedAt: null, expiresAt: null }, now)).toBe('Active');
+    expect(keyStatusText({ revokedAt: null, expiresAt: '2026-12-24T09:30:00Z' }, now)).toBe('Active, expires Dec 24, 09:30 UTC');
+    expect(keyStatusText({ revokedAt: null, expiresAt: '2027-02-23T00:00:00Z' }, now)).toBe('Active, expires Feb 23 2027, 00:00 UTC');
+    expect(keyStatusText({ expiresAt: '2026-11-20T08:00:00Z' }, now)).toBe('Expired Nov 20, 08:00 UTC');
   });
 });
 

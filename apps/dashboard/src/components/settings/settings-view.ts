@@ -1,3 +1,4 @@
+import { formatInstant } from '../../lib/overview-format';
 import { PRESET_CHOICES, type AuditEntry, type PresetView, type WorkerStatus } from './settings-schema';
 
 /** What each preset does, in a line (SPEC.md "Policies"); the triggers come from the API. */
@@ -50,15 +51,47 @@ export type ScopeChoice = (typeof SCOPE_CHOICES)[number]['value'];
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; field: string; message: string };
 
-/** The new-key form: a name of 1–100 characters and at least one known scope. */
-export function parseNewKeyForm(name: unknown, scopes: unknown[]): Parsed<{ name: string; scopes: ScopeChoice[] }> {
+/** The longest a key may live, in days (the API's limit). */
+export const MAX_KEY_LIFETIME_DAYS = 3650;
+
+/** The new-key form: a name of 1–100 characters, at least one known scope, and an optional lifetime in whole days (empty: never expires). */
+export function parseNewKeyForm(name: unknown, scopes: unknown[], expiresInDays: unknown = ''): Parsed<{ name: string; scopes: ScopeChoice[]; expiresInDays?: number }> {
   const trimmed = typeof name === 'string' ? name.trim() : '';
   if (!trimmed) return { ok: false, field: 'name', message: 'Give the key a name.' };
   if (trimmed.length > 100) return { ok: false, field: 'name', message: 'The name can be at most 100 characters.' };
   const known = SCOPE_CHOICES.map((s) => s.value as string);
   const chosen = [...new Set(scopes.filter((s): s is ScopeChoice => typeof s === 'string' && known.includes(s)))];
   if (chosen.length === 0) return { ok: false, field: 'scopes', message: 'Choose at least one scope.' };
-  return { ok: true, value: { name: trimmed, scopes: chosen } };
+  const days = typeof expiresInDays === 'string' ? expiresInDays.trim() : '';
+  if (days === '') return { ok: true, value: { name: trimmed, scopes: chosen } };
+  const n = /^\d{1,5}$/.test(days) ? Number(days) : NaN;
+  if (!(n >= 1 && n <= MAX_KEY_LIFETIME_DAYS)) {
+    return { ok: false, field: 'expiresInDays', message: `Enter whole days from 1 to ${MAX_KEY_LIFETIME_DAYS}, or leave it empty for a key that never expires.` };
+  }
+  return { ok: true, value: { name: trimmed, scopes: chosen, expiresInDays: n } };
+}
+
+/** When a key expires or expired: `formatInstant`'s text, with the year when it is not the current one. */
+export function expiryInstant(iso: string, now: number): string {
+  const at = new Date(iso);
+  const text = formatInstant(iso);
+  if (Number.isNaN(at.getTime()) || at.getUTCFullYear() === new Date(now).getUTCFullYear()) return text;
+  return text.replace(',', ` ${at.getUTCFullYear()},`);
+}
+
+/** The Status cell of a listed key: revoked, expired, or active (with when it expires). */
+export function keyStatusText(key: { revokedAt?: string | null; expiresAt?: string | null }, now: number): string {
+  const state = keyState(key, now);
+  if (state === 'revoked') return `Revoked ${formatInstant(key.revokedAt!)}`;
+  if (state === 'expired') return `Expired ${expiryInstant(key.expiresAt!, now)}`;
+  return key.expiresAt ? `Active, expires ${expiryInstant(key.expiresAt, now)}` : 'Active';
+}
+
+/** A listed key's state: revoked wins over expired; an expired key is refused like a revoked one. */
+export function keyState(key: { revokedAt?: string | null; expiresAt?: string | null }, now: number): 'active' | 'expired' | 'revoked' {
+  if (key.revokedAt) return 'revoked';
+  if (key.expiresAt && Date.parse(key.expiresAt) <= now) return 'expired';
+  return 'active';
 }
 
 /** A pasted key: surrounding spaces dropped; inner whitespace or a huge value is a paste mistake. */
