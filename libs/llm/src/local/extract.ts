@@ -7,6 +7,7 @@
 import type { Block, CanonicalMessage } from '@compactor/compaction';
 import { analyze, contentTerms, extractFacts, type Fact, findPaths, GENERIC_TERMS, letterRatio, type Signals } from './signals';
 import { type Category, categoryOfHeading } from './structure';
+import { isBracketTagLine, markdownHeading, splitClauses, splitSentences } from './line-scan';
 
 export type Source = 'user' | 'assistant' | 'system' | 'tool' | 'summary';
 export type Form = 'prose' | 'line' | 'code' | 'command' | 'file';
@@ -179,22 +180,25 @@ export function proseRatio(text: string): number {
   return prose / lines.length;
 }
 
-const CODE_START =
-  /^(?:def|class|import|from\s+\S+\s+import|return|raise|except|try:|elif|else:|finally:|const|let|var|function|public|private|protected|static|fn|func|package|#include|#!|@\w+\(?|}|\)|\])(?:\b|\s|$)/;
+// One regex per kind, each proven linear by recheck (as one alternation the checker timed out).
+const CODE_START = [
+  /^(?:def|class|import|return|raise|except|try:|elif|else:|finally:|const|let|var|function|public|private|protected|static|fn|func|package|#include|#!)(?:\b|\s|$)/,
+  /^from\s+\S+\s+import(?:\b|\s|$)/,
+  /^@\w+\(?(?:\b|\s|$)/,
+  /^[})\]](?:\b|\s|$)/,
+];
 
 /** A line of code (or a numbered listing line) quoted in prose: mined for paths and errors, ranked low. */
 export function looksLikeCode(line: string): boolean {
-  if (CODE_LISTING.test(line) || CODE_START.test(line)) return true;
+  if (CODE_LISTING.test(line) || CODE_START.some((re) => re.test(line))) return true;
   if (/[;{]\s*$/.test(line) || /^\s*(?:if|for|while|with)\b.*:\s*$/.test(line)) return true;
   const codeChars = (line.match(/[=(){}[\];<>]/g) ?? []).length;
   return codeChars >= 3 && !isProseLine(line);
 }
 
-const SENTENCE_SPLIT = /(?<=[.!?])\s+(?=[A-Z0-9"'`([*])/;
 const BULLET = /^(?:[-*•+]|\d{1,3}[.)])\s+/;
 /** A whole line in brackets that starts with a lower-case label: a compaction step's note in place of an output. */
 const EDITORIAL_NOTE = /^\[[a-z][a-z ]{2,40}:[^\]\n]*\]$/;
-const BRACKET_TAG_LINE = /^\[[A-Z][A-Z0-9 _-]*(?:[\s:#·][^\]\n]*)?\]:?$/;
 
 function blockTexts(content: Extract<Block, { type: 'tool_result' }>['content']): string {
   if (typeof content === 'string') return content;
@@ -366,7 +370,7 @@ export class Extractor {
           this.push({ text: line, source, form: 'code', weight, bonus: requestBonus, request: requestBonus > 0 });
           continue;
         }
-        const pieces = line.length > 80 ? line.split(SENTENCE_SPLIT) : [line];
+        const pieces = line.length > 80 ? splitSentences(line) : [line];
         for (const piece of pieces) {
           if (piece.trim().length < 3) continue;
           this.push({ text: piece, source, form: 'prose', weight, bonus: requestBonus, request: requestBonus > 0 });
@@ -470,7 +474,7 @@ export class Extractor {
     meaningful.forEach((l, i) => {
       const edge = i < 2 ? 0.8 - i * 0.3 : i >= n - 2 ? 0.5 : 0;
       const novelty = mostlySeen && fresh[i] ? 2.5 : 0;
-      const pieces = l.length > 400 ? l.split(/(?<=[.;!?])\s+|,(?=\s*")/).slice(0, 20) : [l];
+      const pieces = l.length > 400 ? splitClauses(l).slice(0, 20) : [l];
       for (const p of pieces) {
         if (p.trim().length < 2) continue;
         this.push({ text: p, source: 'tool', form: looksLikeCode(p) ? 'code' : 'line', weight: 1, bonus: edge + novelty + (isError && i === 0 ? 3 : isError ? 0.5 : 0) });
@@ -483,12 +487,12 @@ export class Extractor {
     let hint: Category | undefined;
     for (const rawLine of text.replace(/\r\n?/g, '\n').split('\n')) {
       let line = rawLine.trim();
-      if (!line || BRACKET_TAG_LINE.test(line)) continue;
+      if (!line || isBracketTagLine(line)) continue;
       line = line.replace(/^\[SUMMARY\]:?\s*/, '');
       if (!line) continue;
-      const heading = /^#{1,6}\s+(.+?)\s*#*$/.exec(line) ?? /^\*\*([^*]{1,60})\*\*:?$/.exec(line) ?? /^([A-Z][\w /&-]{0,40}):$/.exec(line);
-      if (heading) {
-        hint = categoryOfHeading(heading[1]) ?? undefined;
+      const heading = markdownHeading(line)?.title ?? /^\*\*([^*]{1,60})\*\*:?$/.exec(line)?.[1] ?? /^([A-Z][\w /&-]{0,40}):$/.exec(line)?.[1];
+      if (heading !== undefined) {
+        hint = categoryOfHeading(heading) ?? undefined;
         continue;
       }
       line = line.replace(BULLET, '');
@@ -503,7 +507,7 @@ export class Extractor {
         continue;
       }
       this.notePaths(line, null);
-      const pieces = line.length > this.options.maxUnitChars ? line.split(SENTENCE_SPLIT) : [line];
+      const pieces = line.length > this.options.maxUnitChars ? splitSentences(line) : [line];
       for (const p of pieces) if (p.trim().length >= 3) this.push({ text: p, source: 'summary', form: 'prose', weight: 1, bonus: 0, hint });
     }
   }

@@ -17,6 +17,7 @@ import { choose, type ComposeOptions, rank, render, truncateToTokens } from './c
 import { Extractor, normalizeWhitespace, type Unit } from './extract';
 import { compactSections, detectSections, routeSections, wantsSummaryTag } from './structure';
 import { condenseToolOutput } from './tool-output';
+import { withoutBracketHeader } from './line-scan';
 
 export const LOCAL_SUMMARIZER_PROVIDER = 'local';
 export const LOCAL_SUMMARIZER_MODEL = 'extractive-v1';
@@ -32,7 +33,6 @@ export interface LocalSummarizerOptions {
 }
 
 const SUMMARY_TAG = '[SUMMARY]';
-const BRACKET_HEADER = /^\[[A-Z][A-Z0-9 _-]*(?:[\s:#·][^\]\n]*)?\]:?[ \t]*\n?/;
 
 function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new LlmError('aborted', 'local summarizer: the request was aborted', 1);
@@ -62,7 +62,7 @@ function toolOutputOf(messages: CanonicalMessage[]): { text: string; isError: bo
 function normalizedCopy(request: SummarizeRequest): string {
   if (request.kind === 'tool-result') return normalizeWhitespace(toolOutputOf(request.messages).text);
   if (request.kind === 'merge') {
-    const texts = request.messages.flatMap((m) => m.blocks.flatMap((b) => (b.type === 'text' ? [b.text.replace(BRACKET_HEADER, '')] : [])));
+    const texts = request.messages.flatMap((m) => m.blocks.flatMap((b) => (b.type === 'text' ? [withoutBracketHeader(b.text)] : [])));
     return normalizeWhitespace(texts.join('\n\n'));
   }
   return normalizeWhitespace(renderTranscript(request.messages));

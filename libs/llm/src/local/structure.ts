@@ -4,6 +4,8 @@
  * bulleted summary grouped by category. Items are routed into sections by what they are.
  */
 
+import { boldLabel, listedLabel, markdownHeading } from './line-scan';
+
 /** What an extracted item is: it decides the section it lands in. */
 export type Category = 'goal' | 'constraint' | 'decision' | 'file' | 'command' | 'error' | 'state' | 'task' | 'note';
 
@@ -45,17 +47,17 @@ interface HeadingHit {
 
 function headingOf(line: string): HeadingHit | null {
   const t = line.trim();
-  let m = /^(#{1,6})\s+(.+?)\s*#*$/.exec(t);
-  if (m) {
-    const title = m[2].replace(/\*\*/g, '').replace(/:$/, '').trim();
-    return title.length <= 60 ? { style: m[1], title, line: 0 } : null;
+  const markdown = markdownHeading(t);
+  if (markdown) {
+    const title = markdown.title.replace(/\*\*/g, '').replace(/:$/, '').trim();
+    return title.length <= 60 ? { style: markdown.hashes, title, line: 0 } : null;
   }
   // Bold, optionally bulleted or numbered: "**Key Decisions**: …", "1. **Goal**".
-  m = /^(?:(?:\d{1,2}[.)]|[-*•])\s+)?\*\*([^*]{2,60}?)\*\*\s*(?::|—|–|-|$)/.exec(t);
-  if (m && isTitleCase(m[1].replace(/:$/, '').trim())) return { style: 'bold', title: m[1].replace(/:$/, '').trim(), line: 0 };
+  const bold = boldLabel(t);
+  if (bold !== undefined && isTitleCase(bold.replace(/:$/, '').trim())) return { style: 'bold', title: bold.replace(/:$/, '').trim(), line: 0 };
   // Numbered or bulleted title-case label, alone or followed by ":"/"—" and a description.
-  m = /^(\d{1,2}[.)]|[-*•])\s+([A-Z][^:—–\n]{1,60}?)\s*(?::|—|–|\s-\s|$)/.exec(t);
-  if (m && isTitleCase(m[2].trim())) return { style: /\d/.test(m[1]) ? 'number' : 'bullet', title: m[2].trim(), line: 0 };
+  const listed = listedLabel(t);
+  if (listed && isTitleCase(listed.label.trim())) return { style: /\d/.test(listed.marker) ? 'number' : 'bullet', title: listed.label.trim(), line: 0 };
   return null;
 }
 
