@@ -473,9 +473,10 @@ function matchHosted(s: string): ModelSpec | undefined {
 
 /** `8b`, `1.5b`, `30b-a3b` → `30b`, `8x7b`; the first size mentioned after the family name. */
 function sizeTag(rest: string): string | undefined {
-  const moe = /(?:^|[^a-z0-9.])(\d+x\d+(?:\.\d+)?b)(?![a-z0-9])/.exec(rest);
+  // "Not followed by a letter or digit" is written as a following non-alphanumeric or the end (the linear-time checker cannot decide lookaheads).
+  const moe = /(?:^|[^a-z0-9.])(\d+x\d+(?:\.\d+)?b)(?:[^a-z0-9]|$)/.exec(rest);
   if (moe) return moe[1];
-  const dense = /(?:^|[^a-z0-9.])(\d+(?:\.\d+)?)b(?![a-z0-9])/.exec(rest);
+  const dense = /(?:^|[^a-z0-9.])(\d+(?:\.\d+)?)b(?:[^a-z0-9]|$)/.exec(rest);
   return dense ? `${Number(dense[1])}b` : undefined;
 }
 

@@ -31,7 +31,16 @@ export interface OpenAISummarizerOptions extends RemoteSummarizerOptions {
 
 /** o-series and gpt-5 ids, with or without an `openai/` prefix (OpenRouter); not the `gpt-5…-chat` variants, which are chat models. */
 export function isOpenAIReasoningModel(model: string): boolean {
-  return /^(?:openai\/)?(?:o\d|gpt-5(?![.\d]*-chat))/i.test(model.trim());
+  const id = model.trim();
+  const match = /^(?:openai\/)?(?:o\d|gpt-5)/i.exec(id);
+  if (!match) return false;
+  if (match[0].toLowerCase().endsWith('gpt-5')) {
+    // `(?![.\d]*-chat)` as a scan (the linear-time checker cannot decide lookaheads): after the version, not `-chat`.
+    let i = match[0].length;
+    while (i < id.length && (id[i] === '.' || (id[i] >= '0' && id[i] <= '9'))) i += 1;
+    if (id.slice(i, i + 5).toLowerCase() === '-chat') return false;
+  }
+  return true;
 }
 
 /**
