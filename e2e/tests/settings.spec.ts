@@ -259,7 +259,7 @@ test("the Limits section shows each limit in force, labelled as the tenant's own
     // The e2e stack sets no COMPACTOR_LIMIT_*: where the tenant set nothing, the operator's default applies, no limit.
     await expect(row('requestsPerMinute').getByTestId('limit-in-force')).toHaveAttribute('data-source', 'default');
     await expect(row('requestsPerMinute').getByTestId('limit-in-force')).toContainText('No limit operator default');
-    await expect(row('summarizerTokensPerDay').getByTestId('limit-in-force')).toContainText('used today:');
+    await expect(row('summarizerTokensPerDay').getByTestId('limit-in-force')).toContainText('Used today:');
 
     // Out of the API's range: refused, named next to the field, nothing saved.
     await form.getByLabel('Appended tokens per minute').fill('10');

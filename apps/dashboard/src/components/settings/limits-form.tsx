@@ -35,7 +35,7 @@ export function LimitsForm({ limits }: { limits: LimitInForce[] }) {
             </label>
             <p className={styles.limitInForce} data-testid="limit-in-force" data-source={limit.source}>
               <strong>{limit.text}</strong> <span className={limit.source === 'tenant' ? styles.ownBadge : styles.defaultSource}>{limit.source === 'tenant' ? "tenant's own" : 'operator default'}</span>
-              {limit.usedToday !== undefined && <span className={styles.sub}> · used today: {limit.usedToday}</span>}
+              {limit.usedToday !== undefined && <span className={styles.sub}>Used today: {limit.usedToday}</span>}
             </p>
             <input type="hidden" name={`current-${limit.name}`} value={limit.own} />
             <input

@@ -15,6 +15,8 @@ describe('limitsInForce', () => {
     expect(byName.summarizerTokensPerDay).toMatchObject({ value: 0, source: 'tenant', text: 'No limit', own: '0', usedToday: '12,345 tokens' });
     expect(byName.summarizerCostPerDayUsd).toMatchObject({ text: '$5.00 per UTC day', usedToday: '$0.50' });
     expect(byName.sessionRetentionDays).toMatchObject({ text: 'sessions idle over 90 days are deleted' });
+    expect(limitsInForce({ limits: none, limitDefaults: { ...defaults, sessionRetentionDays: 0 }, spendToday }).at(-1)).toMatchObject({ text: 'Sessions are kept', defaultText: 'sessions are kept' });
+    expect(byName.requestsPerMinute).toMatchObject({ defaultText: 'no limit' });
     expect(rows.map((r) => r.name)).toHaveLength(6);
   });
 });

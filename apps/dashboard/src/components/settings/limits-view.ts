@@ -11,6 +11,8 @@ interface LimitMeta {
   label: string;
   /** The value with its unit: `600 requests per minute`. */
   show: (value: number) => string;
+  /** What 0 means for it, when not plainly "no limit". */
+  zero?: string;
   /** The API's range of a set value (0 = no limit is always allowed); the API checks it. */
   range: string;
   integer: boolean;
@@ -25,7 +27,7 @@ export const LIMITS: readonly LimitMeta[] = [
   { name: 'appendedTokensPerMinute', label: 'Appended tokens per minute', show: (n) => `${whole(n)} tokens per minute`, range: '1,000–1,000,000,000', integer: true },
   { name: 'summarizerTokensPerDay', label: 'Summarizer tokens per day', show: (n) => `${whole(n)} tokens per UTC day`, range: '1,000–10,000,000,000', integer: true },
   { name: 'summarizerCostPerDayUsd', label: 'Summarizer cost per day (USD)', show: (n) => `${usd(n)} per UTC day`, range: '0.01–1,000,000', integer: false },
-  { name: 'sessionRetentionDays', label: 'Session retention (days)', show: (n) => `sessions idle over ${whole(n)} day${n === 1 ? '' : 's'} are deleted`, range: '1–36,500', integer: true },
+  { name: 'sessionRetentionDays', label: 'Session retention (days)', show: (n) => `sessions idle over ${whole(n)} day${n === 1 ? '' : 's'} are deleted`, zero: 'sessions are kept', range: '1–36,500', integer: true },
 ];
 
 export interface LimitInForce {
@@ -45,7 +47,12 @@ export interface LimitInForce {
   usedToday?: string;
 }
 
-const describe = (meta: LimitMeta, value: number) => (value === 0 ? 'No limit' : meta.show(value));
+/** `No limit` (or what 0 means for it), else the value with its unit; lower case inside a sentence. */
+function describe(meta: LimitMeta, value: number, inSentence = false): string {
+  if (value !== 0) return meta.show(value);
+  const zero = meta.zero ?? 'no limit';
+  return inSentence ? zero : zero.charAt(0).toUpperCase() + zero.slice(1);
+}
 
 /** Each limit in force for the tenant, labelled with where its value comes from. */
 export function limitsInForce(tenant: Pick<TenantSettings, 'limits' | 'limitDefaults' | 'spendToday'>): LimitInForce[] {
@@ -62,7 +69,7 @@ export function limitsInForce(tenant: Pick<TenantSettings, 'limits' | 'limitDefa
       source: own === null ? 'default' : 'tenant',
       text: describe(meta, value),
       own: own === null ? '' : String(own),
-      defaultText: describe(meta, fallback),
+      defaultText: describe(meta, fallback, true),
       range: meta.range,
       ...(usedToday !== undefined ? { usedToday } : {}),
     };
