@@ -52,7 +52,8 @@ const HTTP_REASONS: Record<string, string> = {
   '503': 'service unavailable',
   '504': 'gateway timeout',
 };
-const HTTP_STATUS_TEXT = new RegExp(`\\b([45]\\d\\d) (${Object.values(HTTP_REASONS).join('|')})\\b`, 'gi');
+/** A 4xx/5xx code and a space; its reason phrase is compared in code (`404 Not Found`, any case, a whole word). */
+const HTTP_STATUS_PREFIX = /\b([45]\d\d) /g;
 const HTTP_STATUS_CODE = /\b(?:HTTP(?:\/\d(?:\.\d)?)?|status(?: code)?)[ :=]{1,2}[45]\d\d\b/gi;
 
 export function errorCodesIn(line: string): string[] {
@@ -60,8 +61,11 @@ export function errorCodesIn(line: string): string[] {
   for (const re of [EXCEPTION_NAME, LINT_CODE, ERRNO_NAME, NODE_ERROR_CODE, PY_ERRNO, EXIT_CODE, HTTP_STATUS_CODE]) {
     for (const m of line.matchAll(re)) out.push(m[0]);
   }
-  for (const m of line.matchAll(HTTP_STATUS_TEXT)) {
-    if (HTTP_REASONS[m[1]] === m[2].toLowerCase()) out.push(m[0]);
+  for (const m of line.matchAll(HTTP_STATUS_PREFIX)) {
+    const reason = HTTP_REASONS[m[1]];
+    const at = m.index + m[0].length;
+    const text = line.slice(at, at + (reason?.length ?? 0));
+    if (reason && text.toLowerCase() === reason && !isWordChar(line[at + reason.length])) out.push(m[0] + text);
   }
   return out;
 }
@@ -71,7 +75,47 @@ export const isErrorCodeName = (token: string) => /^(?:[A-Z][A-Za-z0-9]*(?:Error
 // ---------------------------------------------------------------------------------------------
 // Rules: paths
 
-export const URL = /\b[a-z][a-z0-9+.-]*:\/\/\S*/gi;
+const isWordChar = (ch: string | undefined) => ch !== undefined && /\w/.test(ch);
+const isSchemeChar = (ch: string | undefined) => ch !== undefined && /[a-z0-9+.-]/i.test(ch);
+const isLetter = (ch: string | undefined) => ch !== undefined && /[a-z]/i.test(ch);
+
+/**
+ * The URLs of a line, as `/\b[a-z][a-z0-9+.-]*:\/\/\S*\/gi` matched them: from the first letter of the
+ * scheme at a word boundary through the last non-space character. A scan from each `://` (the
+ * regex retried every letter of a long run without one: quadratic).
+ */
+export function urlSpans(line: string): { start: number; end: number }[] {
+  const out: { start: number; end: number }[] = [];
+  let from = 0;
+  for (let sep = line.indexOf('://', from); sep >= 0; sep = line.indexOf('://', Math.max(from, sep + 1))) {
+    let runStart = sep;
+    while (runStart > from && isSchemeChar(line[runStart - 1])) runStart -= 1;
+    let start = -1;
+    for (let p = runStart; p < sep; p++) {
+      if (isLetter(line[p]) && !isWordChar(line[p - 1])) {
+        start = p;
+        break;
+      }
+    }
+    if (start < 0) continue;
+    let end = sep + 3;
+    while (end < line.length && !/\s/.test(line[end])) end += 1;
+    out.push({ start, end });
+    from = end;
+  }
+  return out;
+}
+
+/** The line with its URLs blanked (same length). */
+export function blankUrls(line: string): string {
+  let out = '';
+  let at = 0;
+  for (const { start, end } of urlSpans(line)) {
+    out += line.slice(at, start) + ' '.repeat(end - start);
+    at = end;
+  }
+  return out + line.slice(at);
+}
 const PATH_TOKEN = /(?<![\w.@+~/\\-])(?:[A-Za-z]:\\|~\/|\.{1,2}\/|\/)?[\w@+-][\w.@+-]*(?:[/\\][\w.@+-]+)*\/?/g;
 
 /** File extensions that make a single name (`setup.py`) a path; with a directory, any short extension does. */
@@ -109,7 +153,7 @@ function pathOf(token: string): string | undefined {
 
 /** Paths of a line, and the line with them (and URLs) blanked for the other rules. */
 export function takePaths(line: string): { paths: string[]; rest: string } {
-  const noUrls = line.replace(URL, (m) => ' '.repeat(m.length));
+  const noUrls = blankUrls(line);
   const paths: string[] = [];
   const rest = noUrls.replace(PATH_TOKEN, (m) => {
     const p = pathOf(m);
@@ -207,7 +251,7 @@ const stripPrompt = (line: string) => line.replace(/^\s*(?:\$|>|PS>|PS [^>]*>)\s
 export function commandOfLine(line: string, anyFirstWord: boolean): string | undefined {
   const text = collapse(stripPrompt(line));
   if (!text || text.startsWith('#')) return undefined;
-  const first = /^(?:sudo\s+)?(\.{0,2}\/[\w./-]+|[A-Za-z][\w.-]*)(?=\s|$)/.exec(text);
+  const first = /^(?:sudo\s+)?(\.{0,2}\/[\w./-]+|[A-Za-z][\w.-]*)(?:\s|$)/.exec(text);
   if (!first) return undefined;
   if (!anyFirstWord && !COMMAND_WORDS.has(first[1]) && !first[1].includes('/')) return undefined;
   // `x = 5`, `print(x)`, `def f():` are code, not commands.
