@@ -34,7 +34,7 @@ export class AuthGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<AuthedRequest>();
     if (bearerKey(req.headers.authorization) === undefined) throw new Unauthorized();
     const key = await this.authenticator.keyOf(req);
-    if (!key) throw new Unauthorized('The API key is unknown or revoked');
+    if (!key) throw new Unauthorized(await this.authenticator.refusal(req));
     const auth: AuthContext = { tenantId: key.tenantId, keyId: key.id, scopes: key.scopes };
     // Every authenticated request counts, refused for its scope or not (once per request: the body gate may have counted it).
     await this.rateLimits.requireRequest(req, context.switchToHttp().getResponse<Response>(), auth);

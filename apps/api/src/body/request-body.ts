@@ -102,7 +102,10 @@ export function requestBodyMiddleware(options: RequestBodyOptions): RequestHandl
       return;
     }
     options.authenticator.keyOf(req).then((key) => {
-      if (!key) return next(bearerKey(req.headers.authorization) === undefined ? new Unauthorized() : new Unauthorized('The API key is unknown or revoked'));
+      if (!key) {
+        if (bearerKey(req.headers.authorization) === undefined) return next(new Unauthorized());
+        return options.authenticator.refusal(req).then((message) => next(new Unauthorized(message)), next);
+      }
       // Over a rate limit: refused before the body is read (the guard asks again and gets the same answer).
       return options.rateLimits.admitRequest(req, res, { tenantId: key.tenantId, keyId: key.id }).then(({ refused }) => {
         if (refused) return next(refused);
