@@ -98,10 +98,12 @@ export class SnapshotRepository {
     return rows.map((c) => ({ ...c, inHead: inHead.has(c.id) }));
   }
 
-  /** Everything of a session, for the export (history, versions, checkpoints, snapshots, events, jobs). */
-  async exportOf(sessionId: string) {
-    const [messages, versions, checkpoints, snapshots, events, jobs] = await Promise.all([
-      this.prisma.message.findMany({ where: { sessionId }, orderBy: { seq: 'asc' }, select: { seq: true, role: true, raw: true, format: true, blocks: true, pinned: true, tags: true, tokens: true, createdAt: true } }),
+  /**
+   * The export's small parts, read before its history is streamed (versions, checkpoints,
+   * snapshots, jobs), and the last event id then, so the streamed pages stop at the same instant.
+   */
+  async exportMeta(sessionId: string) {
+    const [versions, checkpoints, snapshots, jobs, lastEvent] = await Promise.all([
       this.prisma.contextVersion.findMany({
         where: { sessionId },
         orderBy: { number: 'asc' },
@@ -122,9 +124,24 @@ export class SnapshotRepository {
       }),
       this.prisma.checkpoint.findMany({ where: { sessionId }, orderBy: [{ fromSeq: 'asc' }, { createdAt: 'asc' }] }),
       this.prisma.snapshot.findMany({ where: { sessionId }, orderBy: { createdAt: 'asc' }, select: SELECT }),
-      this.prisma.event.findMany({ where: { sessionId }, orderBy: { id: 'asc' } }),
       this.prisma.compactionJob.findMany({ where: { sessionId }, orderBy: { createdAt: 'asc' }, omit: { intermediate: true } }),
+      this.prisma.event.findFirst({ where: { sessionId }, orderBy: { id: 'desc' }, select: { id: true } }),
     ]);
-    return { messages, versions, checkpoints, snapshots: snapshots.map(toRecord), events, jobs };
+    return { versions, checkpoints, snapshots: snapshots.map(toRecord), jobs, lastEventId: lastEvent?.id ?? 0n };
+  }
+
+  /** One page of the export's history: messages after `afterSeq` up to `throughSeq`, by seq (the (session_id, seq) key). */
+  exportMessages(sessionId: string, afterSeq: number, throughSeq: number, limit: number) {
+    return this.prisma.message.findMany({
+      where: { sessionId, seq: { gt: afterSeq, lte: throughSeq } },
+      orderBy: { seq: 'asc' },
+      take: limit,
+      select: { seq: true, role: true, raw: true, format: true, blocks: true, pinned: true, tags: true, tokens: true, createdAt: true },
+    });
+  }
+
+  /** One page of the export's events: ids after `afterId` up to `throughId` (the (session_id, id) index). */
+  exportEvents(sessionId: string, afterId: bigint, throughId: bigint, limit: number) {
+    return this.prisma.event.findMany({ where: { sessionId, id: { gt: afterId, lte: throughId } }, orderBy: { id: 'asc' }, take: limit });
   }
 }

@@ -1,11 +1,15 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBody, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import { Auth, Authenticated } from '../auth/auth.decorator';
 import { AuthContext } from '../auth/scopes';
 import { parseOrThrow, parseSessionId } from '../common/validation';
 import { AuditLog } from '../audit/audit-log';
+import { streamChunks } from '../common/stream-response';
 import { ErrorResponse } from '../errors/error-response.dto';
+import { LOGGER } from '../logging/logger';
 import { CheckpointList, CreateSnapshotRequest, RestoreResponse, SnapshotList, SnapshotView, VersionDiff } from './snapshots.dto';
 import { SnapshotsService } from './snapshots.service';
 
@@ -23,6 +27,7 @@ export class SnapshotsController {
   constructor(
     private readonly snapshots: SnapshotsService,
     private readonly audit: AuditLog,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   @Get('snapshots')
@@ -107,10 +112,17 @@ export class SnapshotsController {
 
   @Get('export')
   @Authenticated('read')
-  @ApiOperation({ operationId: 'exportSession', summary: "The session's full history, versions, checkpoints, snapshots, jobs and events as one JSON document." })
+  @ApiOperation({
+    operationId: 'exportSession',
+    summary:
+      "The session's full history, versions, checkpoints, snapshots, jobs and events as one JSON document, streamed (chunked) as the client reads it. A failure after the first byte cuts the connection: a response without its final `]}` is incomplete.",
+  })
   @ApiOkResponse({ schema: { type: 'object', additionalProperties: true } })
   @ApiNotFoundResponse({ type: ErrorResponse })
-  export(@Auth() auth: AuthContext, @Param('id') id: string): Promise<Record<string, unknown>> {
-    return this.snapshots.export(auth.tenantId, parseSessionId(id));
+  async export(@Auth() auth: AuthContext, @Param('id') id: string, @Res() res: Response): Promise<void> {
+    const sessionId = parseSessionId(id);
+    await streamChunks(res, this.snapshots.exportChunks(auth.tenantId, sessionId), 'application/json; charset=utf-8', (error) =>
+      this.logger.error({ err: error, session: sessionId }, 'session export failed mid-stream; connection cut'),
+    );
   }
 }

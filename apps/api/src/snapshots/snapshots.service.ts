@@ -216,12 +216,21 @@ export class SnapshotsService {
     };
   }
 
-  /** The session's full history, versions, checkpoints, snapshots, jobs and events as one JSON document (seed 004's session file). */
-  async export(tenantId: string, externalId: string): Promise<Record<string, unknown>> {
+  /**
+   * The session's full history, versions, checkpoints, snapshots, jobs and events as one JSON
+   * document (seed 004's session file), as the text chunks of that document: the history is read
+   * in pages of about EXPORT_PAGE_CHARS (at most EXPORT_PAGE messages) and the events EXPORT_PAGE at
+   * a time, so memory stays bounded however long the session.
+   * Byte for byte what `JSON.stringify` of the whole document gives. Everything is read as of the
+   * first chunk: messages through the session's lastSeq then, events through the last id then (a
+   * history is append-only, so the document is one consistent cut). The first `next()` does every
+   * check and query that can fail before a byte is sent (404, 503); a later failure is the caller's
+   * to abort the response with.
+   */
+  async *exportChunks(tenantId: string, externalId: string): AsyncGenerator<string> {
     const session = await this.sessions.require(tenantId, externalId);
-    const all = await this.snapshots.exportOf(session.id);
-    const head = await this.compactions.head(session.id, session.headVersionId);
-    return {
+    const [meta, head] = await Promise.all([this.snapshots.exportMeta(session.id), this.compactions.head(session.id, session.headVersionId)]);
+    const document = {
       format: 'compactor.session-export.v1',
       exportedAt: new Date().toISOString(),
       session: {
@@ -236,38 +245,108 @@ export class SnapshotsService {
         contextTokens: session.contextTokens,
         compactions: session.compactions,
       },
-      messages: all.messages.map((m) => ({ seq: m.seq, role: m.role, format: m.format, message: m.raw, canonical: m.blocks, pinned: m.pinned, tags: m.tags, tokens: m.tokens, createdAt: m.createdAt })),
-      versions: all.versions.map((v) => ({
-        number: v.number,
-        cause: v.cause,
-        parent: v.parent?.number ?? null,
-        coversThroughSeq: v.coversThroughSeq,
-        watermarkSeq: v.watermarkSeq,
-        goalBlock: v.goalBlock,
-        prefixTokens: v.prefixTokens,
-        compactionJobId: v.compactionJobId,
-        checkpoints: v.checkpoints.map((c) => c.checkpoint.contentId),
-        treatments: v.treatments,
-        createdAt: v.createdAt,
-      })),
-      checkpoints: all.checkpoints.map((c) => ({
-        id: c.contentId,
-        fromSeq: c.fromSeq,
-        toSeq: c.toSeq,
-        level: c.level,
-        text: c.text,
-        facts: c.facts ?? null,
-        tokens: c.tokens,
-        originalTokens: c.originalTokens,
-        keyDecisions: c.keyDecisions,
-        filesModified: c.filesModified,
-        nextSteps: c.nextSteps,
-        factsSurvived: c.factsSurvived,
-        createdAt: c.createdAt,
-      })),
-      snapshots: all.snapshots.map(view),
-      jobs: all.jobs.map((j) => ({ ...j, llmCostUsd: j.llmCostUsd.toString() })),
-      events: all.events.map((e) => ({ id: e.id.toString(), type: e.type, line: e.line, data: e.data, createdAt: e.createdAt })),
     };
+    // The object without its closing brace, then the members in the document's order.
+    yield `${JSON.stringify(document).slice(0, -1)},"messages":[`;
+    let first = true;
+    for (let after = 0, size = EXPORT_FIRST_PAGE; after < session.lastSeq; ) {
+      const { items, lastSeq } = await this.exportMessagePage(session.id, after, session.lastSeq, size);
+      if (items.length === 0) break;
+      after = lastSeq;
+      size = nextExportPage(items.length, items.reduce((sum, item) => sum + item.length, 0));
+      yield* joinItems(items, first);
+      first = false;
+    }
+    yield `],"versions":${JSON.stringify(meta.versions.map(exportedVersion))}`;
+    yield `,"checkpoints":${JSON.stringify(meta.checkpoints.map(exportedCheckpoint))}`;
+    yield `,"snapshots":${JSON.stringify(meta.snapshots.map(view))}`;
+    yield `,"jobs":${JSON.stringify(meta.jobs.map((j) => ({ ...j, llmCostUsd: j.llmCostUsd.toString() })))}`;
+    yield ',"events":[';
+    first = true;
+    for (let after = 0n; after < meta.lastEventId; ) {
+      const page = await this.snapshots.exportEvents(session.id, after, meta.lastEventId, EXPORT_PAGE);
+      if (page.length === 0) break;
+      yield* joinItems(
+        page.map((e) => JSON.stringify({ id: e.id.toString(), type: e.type, line: e.line, data: e.data, createdAt: e.createdAt })),
+        first,
+      );
+      first = false;
+      after = page[page.length - 1].id;
+    }
+    yield ']}';
   }
+
+  /** One page of the export's messages as JSON text; the rows themselves are not kept while the text goes out. */
+  private async exportMessagePage(sessionId: string, afterSeq: number, throughSeq: number, limit: number): Promise<{ items: string[]; lastSeq: number }> {
+    const rows = await this.snapshots.exportMessages(sessionId, afterSeq, throughSeq, limit);
+    return { items: rows.map((m) => JSON.stringify(exportedMessage(m))), lastSeq: rows.at(-1)?.seq ?? afterSeq };
+  }
+}
+
+/** Rows the export reads per query at most (messages, events). */
+export const EXPORT_PAGE = 1000;
+/** Messages of the export's first page, before it knows how large this session's messages are. */
+const EXPORT_FIRST_PAGE = 100;
+/** JSON characters one page of messages aims at, so a session of large messages reads fewer per page. */
+const EXPORT_PAGE_CHARS = 2_000_000;
+/** Characters the export hands to the response at once: a page goes out in pieces of about this size. */
+const EXPORT_CHUNK = 256 * 1024;
+
+/** How many messages the next page reads, from the size of the last one: about EXPORT_PAGE_CHARS, 1 to EXPORT_PAGE. */
+export function nextExportPage(rows: number, chars: number): number {
+  if (rows === 0 || chars === 0) return EXPORT_PAGE;
+  return Math.max(1, Math.min(EXPORT_PAGE, Math.floor((EXPORT_PAGE_CHARS * rows) / chars)));
+}
+
+/** Array items (JSON text) in pieces of about EXPORT_CHUNK, commas between items (and before the first, unless it opens the array). */
+function* joinItems(items: string[], first: boolean): Generator<string> {
+  let piece = '';
+  for (let i = 0; i < items.length; i++) {
+    piece += (first && i === 0 ? '' : ',') + items[i];
+    if (piece.length >= EXPORT_CHUNK) {
+      yield piece;
+      piece = '';
+    }
+  }
+  if (piece !== '') yield piece;
+}
+
+type ExportMeta = Awaited<ReturnType<SnapshotRepository['exportMeta']>>;
+
+function exportedMessage(m: Awaited<ReturnType<SnapshotRepository['exportMessages']>>[number]) {
+  return { seq: m.seq, role: m.role, format: m.format, message: m.raw, canonical: m.blocks, pinned: m.pinned, tags: m.tags, tokens: m.tokens, createdAt: m.createdAt };
+}
+
+function exportedVersion(v: ExportMeta['versions'][number]) {
+  return {
+    number: v.number,
+    cause: v.cause,
+    parent: v.parent?.number ?? null,
+    coversThroughSeq: v.coversThroughSeq,
+    watermarkSeq: v.watermarkSeq,
+    goalBlock: v.goalBlock,
+    prefixTokens: v.prefixTokens,
+    compactionJobId: v.compactionJobId,
+    checkpoints: v.checkpoints.map((c) => c.checkpoint.contentId),
+    treatments: v.treatments,
+    createdAt: v.createdAt,
+  };
+}
+
+function exportedCheckpoint(c: ExportMeta['checkpoints'][number]) {
+  return {
+    id: c.contentId,
+    fromSeq: c.fromSeq,
+    toSeq: c.toSeq,
+    level: c.level,
+    text: c.text,
+    facts: c.facts ?? null,
+    tokens: c.tokens,
+    originalTokens: c.originalTokens,
+    keyDecisions: c.keyDecisions,
+    filesModified: c.filesModified,
+    nextSteps: c.nextSteps,
+    factsSurvived: c.factsSurvived,
+    createdAt: c.createdAt,
+  };
 }

@@ -320,7 +320,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The session's full history, versions, checkpoints, snapshots, jobs and events as one JSON document. */
+        /** The session's full history, versions, checkpoints, snapshots, jobs and events as one JSON document, streamed (chunked) as the client reads it. A failure after the first byte cuts the connection: a response without its final `]}` is incomplete. */
         get: operations["exportSession"];
         put?: never;
         post?: never;
