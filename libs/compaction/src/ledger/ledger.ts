@@ -19,7 +19,7 @@ import {
   collapse,
   commandOfInput,
   errorCodesIn,
-  IDENT_TOKEN,
+  identifierTokens,
   isErrorCodeName,
   isIdentifier,
   isRecord,
@@ -309,8 +309,7 @@ function scanLine(out: Mention[], line: string, source: Source): void {
   const { paths, rest } = takePaths(line);
   for (const p of paths) out.push({ kind: 'path', value: p, source, state: 'mentioned' });
   if (source === 'output') return;
-  for (const m of rest.matchAll(IDENT_TOKEN)) {
-    const token = m[0];
+  for (const token of identifierTokens(rest)) {
     if (isErrorCodeName(token) || !isIdentifier(token)) continue;
     out.push({ kind: 'identifier', value: token, source });
   }

@@ -116,7 +116,36 @@ export function blankUrls(line: string): string {
   }
   return out + line.slice(at);
 }
-const PATH_TOKEN = /(?<![\w.@+~/\\-])(?:[A-Za-z]:\\|~\/|\.{1,2}\/|\/)?[\w@+-][\w.@+-]*(?:[/\\][\w.@+-]+)*\/?/g;
+/**
+ * A path-like token, sticky: what `/(?<![\w.@+~/\\-])…/g` found. The lookbehind (not glued to a
+ * name or path character), which the linear-time checker cannot decide, is checked in code by
+ * `matchesNotAfter`.
+ */
+const PATH_TOKEN = /(?:[A-Za-z]:\\|~\/|\.{1,2}\/|\/)?[\w@+-][\w.@+-]*(?:[/\\][\w.@+-]+)*\/?/y;
+const PATH_GLUE = /[\w.@+~/\\-]/;
+
+/**
+ * The matches of the sticky `token` regex (or matcher) in `s`, left to right and non-overlapping, that do not
+ * follow a character `glued` accepts: `s.matchAll(/(?<![glued])token/g)` without the lookbehind.
+ */
+export function* matchesNotAfter(s: string, glued: RegExp, token: RegExp | ((s: string, at: number) => string | undefined)): Generator<{ index: number; text: string }> {
+  let i = 0;
+  while (i < s.length) {
+    if (i === 0 || !glued.test(s[i - 1])) {
+      let text: string | undefined;
+      if (token instanceof RegExp) {
+        token.lastIndex = i;
+        text = token.exec(s)?.[0];
+      } else text = token(s, i);
+      if (text !== undefined && text.length > 0) {
+        yield { index: i, text };
+        i += text.length;
+        continue;
+      }
+    }
+    i += 1;
+  }
+}
 
 /** File extensions that make a single name (`setup.py`) a path; with a directory, any short extension does. */
 export const FILE_EXTENSIONS = new Set(
@@ -155,20 +184,52 @@ function pathOf(token: string): string | undefined {
 export function takePaths(line: string): { paths: string[]; rest: string } {
   const noUrls = blankUrls(line);
   const paths: string[] = [];
-  const rest = noUrls.replace(PATH_TOKEN, (m) => {
-    const p = pathOf(m);
-    if (!p) return m;
+  let rest = '';
+  let at = 0;
+  for (const m of matchesNotAfter(noUrls, PATH_GLUE, PATH_TOKEN)) {
+    const p = pathOf(m.text);
+    if (!p) continue;
     paths.push(p);
-    return ' '.repeat(m.length);
-  });
-  return { paths, rest };
+    rest += noUrls.slice(at, m.index) + ' '.repeat(m.text.length);
+    at = m.index + m.text.length;
+  }
+  return { paths, rest: rest + noUrls.slice(at) };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Rules: identifiers
 
 /** A token glued to a hyphen or a slash is part of a name or path (`SWE-agent__test-repo`), not an identifier. */
-export const IDENT_TOKEN = /(?<![\w$/\\-])[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*(?![\w/]|-\w)/g;
+const IDENT_RUN = /[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*/y;
+const IDENT_GLUE = /[\w$/\\-]/;
+
+/**
+ * The identifier tokens of a text, as `/(?<![\w$/\\-])[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*(?![\w/]|-\w)/g`
+ * found them, without the lookarounds the linear-time checker cannot decide: from the longest
+ * dotted name down to each shorter one that ends in a word character (the regex's backtracking
+ * order), the first not followed by a word character, a slash or a hyphen before a word character.
+ */
+export function identifierTokens(text: string): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    if (i === 0 || !IDENT_GLUE.test(text[i - 1])) {
+      IDENT_RUN.lastIndex = i;
+      const m = IDENT_RUN.exec(text);
+      if (m) {
+        let end = i + m[0].length;
+        while (end > i && !(isWordChar(text[end - 1]) && !isWordChar(text[end]) && text[end] !== '/' && !(text[end] === '-' && isWordChar(text[end + 1])))) end -= 1;
+        if (end > i) {
+          out.push(text.slice(i, end));
+          i = end;
+          continue;
+        }
+      }
+    }
+    i += 1;
+  }
+  return out;
+}
 /** `file.Then` is a sentence with its space missing, not a dotted name. */
 const SENTENCE_STARTERS = new Set(
   (
@@ -210,21 +271,57 @@ export function isIdentifier(token: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // Rules: numbers
 
-const UNIT_SPACED = 'ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|[kKMGT]i?B|bytes?|tokens?|req/s|rps|qps|rpm|px|fps|[kMG]Hz';
-const UNIT_TIGHT = '%|x|k|K|M|B';
-const NUMBER_WITH_UNIT = new RegExp(`(?<![\\w.:/-])\\d+(?:\\.\\d+)?(?:\\s?(?:${UNIT_SPACED})\\b|(?:${UNIT_TIGHT})(?![\\w%]))`, 'g');
-const SETTING = new RegExp(
-  `(?<![\\w.-])[A-Za-z_][\\w.-]{1,40} ?[=:] ?-?\\d+(?:\\.\\d+)?(?:\\s?(?:${UNIT_SPACED})\\b|(?:${UNIT_TIGHT})(?![\\w%]))?(?![\\w.:/-])`,
-  'g',
-);
+// The unit regexes are literals (one list, written out) so that the linear-time checker proves them;
+// the lookarounds of the former `(?<![\w.:/-])NUMBER(?:UNIT)` and `(?<![\w.-])KEY=NUMBER…(?![\w.:/-])`
+// are checked in code. Units: ms µs us ns s secs seconds mins minutes h hrs hours days kB KiB MB … bytes
+// tokens req/s rps qps rpm px fps kHz MHz GHz, with an optional space; or %, x, k, K, M, B right after.
+const NUMBER_SPACED_UNIT = /\d+(?:\.\d+)?\s?(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|[kKMGT]i?B|bytes?|tokens?|req\/s|rps|qps|rpm|px|fps|[kMG]Hz)\b/y;
+const NUMBER_TIGHT_UNIT = /\d+(?:\.\d+)?[%xkKMB]/y;
+const SPACED_UNIT = /\s?(?:ms|µs|us|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|[kKMGT]i?B|bytes?|tokens?|req\/s|rps|qps|rpm|px|fps|[kMG]Hz)\b/y;
+const TIGHT_UNIT = /[%xkKMB]/y;
+const KEY_NUMBER = /[A-Za-z_][\w.-]{1,40} ?[=:] ?-?\d+(?:\.\d+)?/y;
+const NUMBER_GLUE = /[\w.:/-]/;
+const KEY_GLUE = /[\w.-]/;
+const UNIT_GLUE = /[\w%]/;
+
+const stickyAt = (re: RegExp, s: string, at: number): string | undefined => {
+  re.lastIndex = at;
+  return re.exec(s)?.[0];
+};
+/** `(?![set])` at `at`. */
+const notFollowedBy = (set: RegExp, s: string, at: number) => at >= s.length || !set.test(s[at]);
+
+/** A number with its unit at `at`: `\d+(?:\.\d+)?(?:\s?(?:SPACED)\b|(?:TIGHT)(?![\w%]))`. */
+function numberWithUnitAt(s: string, at: number): string | undefined {
+  const spaced = stickyAt(NUMBER_SPACED_UNIT, s, at);
+  if (spaced !== undefined) return spaced;
+  const tight = stickyAt(NUMBER_TIGHT_UNIT, s, at);
+  return tight !== undefined && notFollowedBy(UNIT_GLUE, s, at + tight.length) ? tight : undefined;
+}
+
+/** A `name=number[unit]` setting at `at`, not followed by a word, dot, colon, slash or hyphen (the regex's order of tries). */
+function settingAt(s: string, at: number): string | undefined {
+  const head = stickyAt(KEY_NUMBER, s, at);
+  if (head === undefined) return undefined;
+  const end = at + head.length;
+  const spaced = stickyAt(SPACED_UNIT, s, end);
+  if (spaced !== undefined && notFollowedBy(NUMBER_GLUE, s, end + spaced.length)) return head + spaced;
+  const tight = stickyAt(TIGHT_UNIT, s, end);
+  if (tight !== undefined && notFollowedBy(UNIT_GLUE, s, end + 1) && notFollowedBy(NUMBER_GLUE, s, end + 1)) return head + tight;
+  return notFollowedBy(NUMBER_GLUE, s, end) ? head : undefined;
+}
 
 export function numbersIn(line: string): string[] {
   const out: string[] = [];
-  const settings = line.replace(SETTING, (m) => {
-    out.push(m);
-    return ' '.repeat(m.length);
-  });
-  for (const m of settings.matchAll(NUMBER_WITH_UNIT)) out.push(m[0]);
+  let settings = '';
+  let at = 0;
+  for (const m of matchesNotAfter(line, KEY_GLUE, settingAt)) {
+    out.push(m.text);
+    settings += line.slice(at, m.index) + ' '.repeat(m.text.length);
+    at = m.index + m.text.length;
+  }
+  settings += line.slice(at);
+  for (const m of matchesNotAfter(settings, NUMBER_GLUE, numberWithUnitAt)) out.push(m.text);
   return out;
 }
 
