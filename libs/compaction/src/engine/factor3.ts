@@ -6,6 +6,7 @@ import { summarizableMessages, summarizeSpan } from './summarize';
 import { postprocessToolResults, TOOL_POSTPROCESS_DEFAULTS, ToolPostprocessParams } from './tool-postprocess';
 import { CompactionEvent, CompactionInput, CompactionOutcome, SessionMessage } from './types';
 import { applyPrefix, Checkpoint, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
+import { wholePhraseTest } from './text-scan';
 
 /**
  * `factor3` (SPEC.md "Policies", seed 000 "Context Compression (Factor 3)"): at 50% of the
@@ -75,12 +76,11 @@ export const SUMMARY_PREFIX = '[SUMMARY]: ';
 const sumTokens = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);
 const fmt = (n: number) => n.toLocaleString('en-US');
 const pct = (n: number) => `${Number(n.toFixed(1))}%`;
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const texts = (m: CanonicalMessage) => m.blocks.flatMap((b) => (b.type === 'text' ? [b.text] : []));
 
 /** Seed 000's protection rules for one message, beyond what `protectionOf` covers (system prompts, pinned, the latest N). */
-function ruleOf(m: CanonicalMessage, params: Factor3Params, constraint: RegExp | undefined): 'whole' | 'user-text' | undefined {
+function ruleOf(m: CanonicalMessage, params: Factor3Params, constraint: ((text: string) => boolean) | undefined): 'whole' | 'user-text' | undefined {
   if (m.tags?.some((t) => params.protectedTags.includes(t))) return 'whole';
   const log = params.sessionLogName;
   if (log) {
@@ -91,7 +91,7 @@ function ruleOf(m: CanonicalMessage, params: Factor3Params, constraint: RegExp |
   }
   if (constraint && m.role === 'user' && !m.tags?.includes('observation')) {
     const text = texts(m).join('\n');
-    if (text.length > 0 && text.length <= params.constraintMaxChars && constraint.test(text)) return 'user-text';
+    if (text.length > 0 && text.length <= params.constraintMaxChars && constraint(text)) return 'user-text';
   }
   return undefined;
 }
@@ -106,7 +106,7 @@ export function factor3Protection(context: SessionMessage[], params: Factor3Para
   const whole = new Set(base.whole);
   const userText = new Set(base.userText);
   // A constraint phrase as whole words, any case ("never", not "Neverland").
-  const constraint = params.constraintPhrases.length > 0 ? new RegExp(`(^|[^\\w'])(${params.constraintPhrases.map(escapeRe).join('|')})(?![\\w'])`, 'i') : undefined;
+  const constraint = params.constraintPhrases.length > 0 ? wholePhraseTest(params.constraintPhrases) : undefined;
   context.forEach((m, i) => {
     const rule = ruleOf(m.message, params, constraint);
     if (!rule) return;

@@ -14,6 +14,7 @@ import {
   trimEnds,
   trimLineColumn,
   trimTrailing,
+  wholePhraseTest,
 } from './text-scan';
 
 const from = (alphabet: string[], maxLength = 24) => fc.array(fc.constantFrom(...alphabet), { maxLength }).map((a) => a.join(''));
@@ -26,6 +27,24 @@ describe('linear scans match the regexes they replace', () => {
       fc.property(from(['a', '`', "'", '"', '.', ',', ';', ':', ' ']), (s) => trimEnds(s, '`\'"', '`\'".,;:') === s.replace(/^[`'"]+|[`'".,;:]+$/g, '')),
       runs,
     );
+  });
+
+  it('wholePhraseTest', () => {
+    const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const words = ['must', 'must not', 'never', "don't", 'do not', 'a', 'aa', 'ab', 'b a', '.x'];
+    const phraseLists = fc.uniqueArray(fc.constantFrom(...words), { minLength: 1, maxLength: 5 });
+    const text = from(['must', 'MUST', 'never', 'Neverland', ' ', "'", "don't", 'not', 'do', 'a', 'A', 'b', '_', '1', '.', 'x', '\n'], 12);
+    fc.assert(
+      fc.property(phraseLists, text, (phrases, s) => {
+        const re = new RegExp(`(^|[^\\w'])(${phrases.map(escape).join('|')})(?![\\w'])`, 'i');
+        return wholePhraseTest(phrases)(s) === re.test(s);
+      }),
+      runs,
+    );
+    const many = wholePhraseTest(Array.from({ length: 100 }, (_, i) => `${'a'.repeat(199)}${i}`));
+    const started = Date.now();
+    expect(many('a'.repeat(100_000))).toBe(false);
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('trimLineColumn', () => {

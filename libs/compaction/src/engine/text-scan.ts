@@ -216,3 +216,65 @@ export function leadingWordAndRest(body: string, words: readonly string[]): { wo
   return { word: body.slice(0, verb.length), rest };
 }
 
+
+const isWordOrApostrophe = (ch: string | undefined) => ch !== undefined && (ch === "'" || /\w/.test(ch));
+
+/**
+ * Whether a text holds one of the phrases as whole words, in any case: what
+ * `new RegExp(`(^|[^\\w'])(${phrases.map(escape).join('|')})(?![\\w'])`, 'i').test(text)` did,
+ * without a regex built at run time from a session's overrides. Aho-Corasick over the lower-cased
+ * text, so the time is linear in the text whatever the phrases (up to 100 of 200 characters, the
+ * override's range), where the alternation could cost the text's length times the phrases'.
+ * Case is folded with toLowerCase (the regex's `/i` differs only for a few non-ASCII letters); an
+ * empty phrase matches nothing.
+ */
+export function wholePhraseTest(phrases: readonly string[]): (text: string) => boolean {
+  const next: Map<string, number>[] = [new Map()];
+  const lengths: number[][] = [[]];
+  for (const phrase of phrases) {
+    const p = phrase.toLowerCase();
+    if (p.length === 0) continue;
+    let v = 0;
+    for (let k = 0; k < p.length; k++) {
+      const ch = p[k];
+      let to = next[v].get(ch);
+      if (to === undefined) {
+        to = next.length;
+        next.push(new Map());
+        lengths.push([]);
+        next[v].set(ch, to);
+      }
+      v = to;
+    }
+    lengths[v].push(p.length);
+  }
+  // Failure links, and for each node the nearest failure ancestor that ends a phrase.
+  const fail = new Array<number>(next.length).fill(0);
+  const ends = new Array<number>(next.length).fill(-1);
+  const queue: number[] = [...next[0].values()];
+  for (let q = 0; q < queue.length; q++) {
+    const v = queue[q];
+    for (const [ch, to] of next[v]) {
+      let f = fail[v];
+      while (f !== 0 && !next[f].has(ch)) f = fail[f];
+      const target = next[f].get(ch);
+      fail[to] = target !== undefined && target !== to ? target : 0;
+      ends[to] = lengths[fail[to]].length > 0 ? fail[to] : ends[fail[to]];
+      queue.push(to);
+    }
+  }
+  return (text: string) => {
+    const lower = text.toLowerCase();
+    let v = 0;
+    for (let i = 0; i < lower.length; i++) {
+      const ch = lower[i];
+      while (v !== 0 && !next[v].has(ch)) v = fail[v];
+      v = next[v].get(ch) ?? 0;
+      if (isWordOrApostrophe(lower[i + 1])) continue;
+      for (let u = lengths[v].length > 0 ? v : ends[v]; u > 0; u = ends[u]) {
+        for (const n of lengths[u]) if (!isWordOrApostrophe(lower[i + 1 - n - 1])) return true;
+      }
+    }
+    return false;
+  };
+}
