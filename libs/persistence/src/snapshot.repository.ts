@@ -131,7 +131,7 @@ export class SnapshotRepository {
   }
 
   /** One page of the export's history: messages after `afterSeq` up to `throughSeq`, by seq (the (session_id, seq) key). */
-  exportMessages(sessionId: string, afterSeq: number, throughSeq: number, limit: number) {
+  async exportMessages(sessionId: string, afterSeq: number, throughSeq: number, limit: number) {
     return this.prisma.message.findMany({
       where: { sessionId, seq: { gt: afterSeq, lte: throughSeq } },
       orderBy: { seq: 'asc' },
@@ -141,7 +141,7 @@ export class SnapshotRepository {
   }
 
   /** One page of the export's events: ids after `afterId` up to `throughId` (the (session_id, id) index). */
-  exportEvents(sessionId: string, afterId: bigint, throughId: bigint, limit: number) {
+  async exportEvents(sessionId: string, afterId: bigint, throughId: bigint, limit: number) {
     return this.prisma.event.findMany({ where: { sessionId, id: { gt: afterId, lte: throughId } }, orderBy: { id: 'asc' }, take: limit });
   }
 }
