@@ -7,7 +7,7 @@ import { exchangeRange, Protection, protectionOf } from './protection';
 import { summarizeSpan } from './summarize';
 import { CompactionEvent, CompactionInput, CompactionOutcome, SessionMessage } from './types';
 import { applyPrefix, Checkpoint, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
-import { closeOverToolPairs, toolPairLinks } from './watermark';
+import { closeOverToolPairs, toolPairLinks } from './tool-pairs';
 
 /**
  * `offload-compact` (seed 003, SPEC.md "Policies"): at 80% of the budget, offload tool results

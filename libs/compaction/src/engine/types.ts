@@ -1,16 +1,9 @@
 import { LlmUsage, Summarizer } from '../llm/summarizer';
-import { CanonicalMessage } from '../messages/canonical';
 import type { ArtifactOutput, VersionPrefix } from './version';
 
-/** A history message as the engine sees it: its seq, canonical form and stored token count. */
-export interface SessionMessage {
-  seq: number;
-  message: CanonicalMessage;
-  tokens: number;
-}
-
-/** Counts one message's tokens (the caller binds the session's model). Stages stay pure: counting is injected. */
-export type CountMessage = (message: CanonicalMessage) => number;
+// The message and counter types live apart so that version.ts can use them without importing this file (which imports version.ts).
+export type { CountMessage, SessionMessage } from './session-message';
+import type { SessionMessage, CountMessage } from './session-message';
 
 /** Everything one compaction run reads. Built by the worker from the head version, the history and the session's policy. */
 export interface CompactionInput {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CanonicalMessage } from '../messages/canonical';
-import { SessionMessage } from './types';
+import { SessionMessage } from './session-message';
 
 /**
  * A context version's compacted prefix (SPEC.md "Context"): immutable, it names what the

@@ -3,6 +3,7 @@ import { isRecord, isThinking, toolUseIdOf } from '../messages/util';
 import { PresetDefinition } from './preset';
 import { CompactionEvent, CompactionInput, CompactionOutcome, CountMessage, SessionMessage } from './types';
 import { applyPrefix, Checkpoint, checkpointMessage, Treatment, VersionPrefix } from './version';
+import { closeOverToolPairs, toolPairLinks } from './tool-pairs';
 
 /**
  * `watermark` (seed 001, SPEC.md "Policies"): a call to a checkpoint tool
@@ -89,52 +90,6 @@ export function advanceWatermark(prefix: VersionPrefix, seq: number): { prefix: 
 /** Anthropic server-side tool blocks (`server_tool_use`, `web_search_tool_result`, `mcp_tool_use`, …): a call and its result in one message. */
 const isServerToolBlock = (b: Block) => b.type === 'opaque' && isRecord(b.raw) && typeof b.raw.type === 'string' && /(^|_)tool_use$|_tool_result$/.test(b.raw.type);
 const isToolBlock = (b: Block) => b.type === 'tool_result' || toolUseIdOf(b) !== undefined || isServerToolBlock(b);
-
-/**
- * The tool pairs of a message list, by message index: a result answers the latest call with its
- * id before it (so ids reused after an answer, as SWE-agent replays do, pair correctly). `open`
- * holds the messages with a call that no later message answers yet: its result may still come,
- * so a stage that removes or rewrites messages leaves them alone.
- */
-export function toolPairLinks(messages: SessionMessage[]): { links: Map<number, number[]>; open: Set<number> } {
-  const links = new Map<number, number[]>();
-  const link = (a: number, b: number) => {
-    links.set(a, [...(links.get(a) ?? []), b]);
-    links.set(b, [...(links.get(b) ?? []), a]);
-  };
-  const lastCall = new Map<string, number>();
-  const unanswered = new Map<string, number>();
-  messages.forEach((m, i) => {
-    for (const b of m.message.blocks) {
-      const id = toolUseIdOf(b);
-      if (id !== undefined) {
-        lastCall.set(id, i);
-        unanswered.set(id, i);
-      } else if (b.type === 'tool_result') {
-        const at = lastCall.get(b.toolUseId);
-        if (at !== undefined && at !== i) link(at, i);
-        unanswered.delete(b.toolUseId);
-      }
-    }
-  });
-  return { links, open: new Set(unanswered.values()) };
-}
-
-/** `seeds` (indexes) plus every message linked to one of them by a tool pair, transitively. */
-export function closeOverToolPairs(links: Map<number, number[]>, seeds: Iterable<number>): Set<number> {
-  const out = new Set(seeds);
-  const queue = [...out];
-  while (queue.length > 0) {
-    const i = queue.pop() as number;
-    for (const j of links.get(i) ?? []) {
-      if (!out.has(j)) {
-        out.add(j);
-        queue.push(j);
-      }
-    }
-  }
-  return out;
-}
 
 export interface WatermarkStripResult {
   messages: SessionMessage[];
