@@ -313,3 +313,35 @@ test('a key without the admin scope is told why it sees no tenant settings or au
     await api.delete(`/v1/keys/${created.id}`, { headers });
   }
 });
+
+test('a key is created with an expiry, shown in its row; once past it the key is listed as expired and refused', async ({ page }) => {
+  await enterKey(page);
+  const keys = page.getByRole('region', { name: 'API keys' });
+  const name = uid('e2e-expiring');
+  const create = keys.getByRole('form', { name: 'Create an API key' });
+  await create.getByLabel('Name').fill(name);
+  await create.getByLabel('Expires after (days)').fill('30');
+  await create.getByRole('button', { name: 'Create key' }).click();
+  await expect(keys.getByTestId('new-key-secret')).toBeVisible();
+  await expect(keys.getByText('It expires', { exact: false })).toBeVisible();
+  const row = keys.getByRole('table', { name: 'Active API keys' }).getByTestId('key-row').filter({ hasText: name });
+  await expect(row).toContainText('Active, expires');
+  await screenshot(page, 'settings-key-expiring');
+
+  // A key that expires 2 s after its creation (over the API): refused once past it, then folded away as expired.
+  const short = uid('e2e-expired');
+  const created = await api.post('/v1/keys', {
+    headers: { Authorization: `Bearer ${E2E_API_KEY}` },
+    data: { name: short, scopes: ['read'], expiresAt: new Date(Date.now() + 2_000).toISOString() },
+  });
+  expect(created.status()).toBe(201);
+  const { key } = (await created.json()) as { key: string };
+  await expect
+    .poll(async () => (await api.get('/v1/status/caller', { headers: { Authorization: `Bearer ${key}` } })).status(), { timeout: 10_000 })
+    .toBe(401);
+  await page.reload();
+  await expect(keys.getByRole('table', { name: 'Active API keys' }).getByTestId('key-row').filter({ hasText: short })).toHaveCount(0);
+  const folded = keys.getByTestId('revoked-keys');
+  await folded.locator('summary').click();
+  await expect(folded.getByTestId('key-row').filter({ hasText: short })).toContainText('Expired');
+});
