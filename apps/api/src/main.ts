@@ -4,6 +4,7 @@ import { checkRedis } from '@compactor/jobs';
 import { checkPostgres } from '@compactor/persistence';
 import { createApp } from './app.factory';
 import { loadApiConfig } from './config/api-config';
+import { HttpDrain } from './reliability/http-drain';
 
 async function bootstrap(): Promise<void> {
   let config;
@@ -28,6 +29,7 @@ async function bootstrap(): Promise<void> {
   }
 
   const app = await createApp(config);
+  const drain = new HttpDrain(app.getHttpServer());
   await app.listen(config.PORT, config.HOST);
   console.log(`Compactor API listening on http://${config.HOST}:${config.PORT} (docs at /docs)`);
 
@@ -41,6 +43,9 @@ async function bootstrap(): Promise<void> {
       process.exit(1);
     }, config.SHUTDOWN_TIMEOUT_MS);
     timer.unref();
+    // Requests in flight are answered before the modules close the database pool and Redis.
+    const drainMs = Math.floor(config.SHUTDOWN_TIMEOUT_MS * 0.8);
+    if (!(await drain.drain(drainMs))) console.error(`Requests still in flight after ${drainMs} ms; closing`);
     await app.close();
     process.exit(0);
   };

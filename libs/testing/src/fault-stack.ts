@@ -41,6 +41,8 @@ export async function startFaultStack(label: string, redisUrl = testRedisUrl()):
   const config = { DATABASE_URL: db.url, REDIS_URL: redisUrl, QUEUE_PREFIX: uniqueQueuePrefix(label) };
   const key = `ck_${label.replace(/[^a-z0-9]/gi, '')}_${randomBytes(16).toString('hex')}`;
   const pool = new Pool({ connectionString: db.url, max: 2 });
+  // An idle connection the server ended (a terminated backend) is dropped; the next query opens another.
+  pool.on('error', () => undefined);
   const processes: RunningApp[] = [];
   return {
     db,

@@ -30,8 +30,10 @@ const countOf = <T>(xs: T[], x: T) => xs.filter((y) => y === x).length;
  *   finishes once, with one answered LLM call per chunk and one new context version.
  * - An API killed while appends are in flight: replaying every append (same Idempotency-Key) on a
  *   second API gives the first answer where there was one, and the history holds every message once.
+ * - An API stopped with SIGTERM (a deploy) while appends are in flight: the requests it read are
+ *   answered (not 500: the database pool closes only after them), the others are sent again.
  */
-describe('kill -9 of a worker and of an API', () => {
+describe('kill -9 of a worker and of an API, SIGTERM of an API', () => {
   let stack: FaultStack;
   let fake: FakeLlm;
   /** While set, the summarizer call for chunk 2 is held (never answered): the worker is killed meanwhile. */
@@ -123,11 +125,16 @@ describe('kill -9 of a worker and of an API', () => {
     console.log(`Worker SIGKILL: new worker up ${workerUpMs} ms after the kill, job taken over (attempt 2 started) ${pickupMs} ms after, succeeded ${finishedMs} ms after; LLM calls per chunk ${[1, 2, 3].map((k) => countOf(calls.map(chunkOf), k)).join('/')} (chunk 2's first cut by the kill)`);
   }, 120_000);
 
-  it('an API killed while appends are in flight: every append replayed on a second API applies once and answers as the first did', async () => {
-    const killed = await stack.startApi();
+  /**
+   * 40 appends (8 sessions × 5, each with its Idempotency-Key) sent at once to one API, which gets
+   * `signal` as soon as the first answer arrives; then all of them are sent again to a second API.
+   * Returns the first API's answers by status (`cut` for a connection that failed).
+   */
+  const appendsThroughAStoppedApi = async (signal: 'SIGKILL' | 'SIGTERM') => {
+    const stopped = await stack.startApi();
     const survivor = await stack.startApi();
-    const sessions = Array.from({ length: 4 }, (_, s) => `sigkill-api-${s}-${randomBytes(4).toString('hex')}`);
-    const appends = sessions.flatMap((session) => Array.from({ length: 10 }, (_, n) => ({ session, key: `${session}-append-${n}`, text: `${session} turn ${n}` })));
+    const sessions = Array.from({ length: 8 }, (_, s) => `${signal.toLowerCase()}-api-${s}-${randomBytes(4).toString('hex')}`);
+    const appends = sessions.flatMap((session) => Array.from({ length: 5 }, (_, n) => ({ session, key: `${session}-append-${n}`, text: `${session} turn ${n}` })));
     const send = (url: string, a: (typeof appends)[number]) =>
       request(url)
         .post(`/v1/sessions/${a.session}/messages`)
@@ -141,45 +148,57 @@ describe('kill -9 of a worker and of an API', () => {
           ],
         });
 
-    // All at once on the first API, which is killed as soon as the first answer arrives.
     const first = new Map<string, { firstSeq: number; lastSeq: number }>();
+    const statuses: Record<string, number> = {};
     let firstAnswer!: () => void;
     const answeredOnce = new Promise<void>((resolve) => (firstAnswer = resolve));
     const inFlight = appends.map((a) =>
-      send(killed.url, a).then(
+      send(stopped.url, a).then(
         (r) => {
+          statuses[r.status] = (statuses[r.status] ?? 0) + 1;
           if (r.status === 201) first.set(a.key, { firstSeq: r.body.firstSeq, lastSeq: r.body.lastSeq });
           firstAnswer();
         },
-        () => undefined, // cut by the kill
+        () => (statuses.cut = (statuses.cut ?? 0) + 1),
       ),
     );
     await answeredOnce;
-    await killed.app.kill('SIGKILL');
+    await stopped.app.kill(signal);
     await Promise.all(inFlight);
-    const answeredBeforeKill = first.size;
-    expect(answeredBeforeKill).toBeGreaterThan(0);
+    expect(first.size).toBeGreaterThan(0);
 
-    // Every append replayed on the survivor: the first answer where there was one.
+    // Every append sent again to the survivor: the first answer where there was one.
     for (const a of appends) {
       const r = await send(survivor.url, a);
       expect(r.status).toBe(201);
       if (first.has(a.key)) expect({ firstSeq: r.body.firstSeq, lastSeq: r.body.lastSeq }).toEqual(first.get(a.key));
     }
     // And once more: replays of replays change nothing.
-    const again = await send(survivor.url, appends[appends.length - 1]);
-    expect(again.status).toBe(201);
+    expect((await send(survivor.url, appends[appends.length - 1])).status).toBe(201);
 
-    // Nothing lost or duplicated: per session, seqs 1..20 without a gap, each turn's text exactly once.
+    // Nothing lost or duplicated: per session, seqs 1..10 without a gap, each turn's text exactly once.
     for (const session of sessions) {
       const rows = await stack.query<{ seq: number; raw: { content: unknown } }>(
         'SELECT m.seq, m.raw FROM messages m JOIN sessions s ON s.id = m.session_id WHERE s.external_id = $1 ORDER BY m.seq',
         [session],
       );
-      expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+      expect(rows.map((r) => r.seq)).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
       const texts = rows.map((r) => r.raw.content);
       for (const a of appends.filter((x) => x.session === session)) expect([countOf(texts, a.text), countOf(texts, `answer to ${a.text}`)]).toEqual([1, 1]);
     }
-    console.log(`API SIGKILL: ${appends.length} appends in flight, ${answeredBeforeKill} answered before the kill, ${appends.length - answeredBeforeKill} cut; all replayed on the second API, each applied once`);
+    return { statuses, output: stopped.app.output() };
+  };
+
+  it('an API killed while appends are in flight: every append sent again to a second API applies once and answers as the first did', async () => {
+    const { statuses } = await appendsThroughAStoppedApi('SIGKILL');
+    console.log(`API SIGKILL: 40 appends in flight, the killed API answered ${JSON.stringify(statuses)}; all sent again to the second API, each applied once`);
+  }, 120_000);
+
+  it('an API stopped (SIGTERM, a deploy) while appends are in flight answers every request it read, never with a 5xx', async () => {
+    const { statuses, output } = await appendsThroughAStoppedApi('SIGTERM');
+    // 201, or a connection closed before the API read the request (the client sends it again); no 500 or 503.
+    expect(Object.keys(statuses).filter((k) => k !== '201' && k !== 'cut')).toEqual([]);
+    expect(output).not.toMatch(/Cannot use a pool after calling end|unhandled error/);
+    console.log(`API SIGTERM: 40 appends in flight, the stopping API answered ${JSON.stringify(statuses)}; all sent again to the second API, each applied once`);
   }, 120_000);
 });
