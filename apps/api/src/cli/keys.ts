@@ -4,9 +4,10 @@ import { ApiKeyRepository, ApiKeyScope, PgPoolService, PrismaService, TenantRepo
 import { generateApiKey, hashApiKey, keyPrefix } from '../auth/api-key-secret';
 import { SCOPES } from '../auth/scopes';
 import { loadApiConfig } from '../config/api-config';
+import { keyExpiry, MAX_KEY_LIFETIME_DAYS } from '../keys/keys.dto';
 
 const usage = `usage:
-  npm run keys -- create --name <name> [--scopes ingest,read,admin] [--tenant default]
+  npm run keys -- create --name <name> [--scopes ingest,read,admin] [--expires-in-days N] [--tenant default]
   npm run keys -- list [--tenant default]
   npm run keys -- revoke <key id> [--tenant default]`;
 
@@ -31,15 +32,25 @@ async function main(): Promise<number> {
         console.error(bad.length ? `unknown scope(s): ${bad.join(', ')} (allowed: ${SCOPES.join(', ')})` : usage);
         return 2;
       }
+      const days = option(args, 'expires-in-days');
+      const lifetime = days === undefined ? undefined : Number(days);
+      if (lifetime !== undefined && !(Number.isInteger(lifetime) && lifetime >= 1 && lifetime <= MAX_KEY_LIFETIME_DAYS)) {
+        console.error(`--expires-in-days must be a whole number of days from 1 to ${MAX_KEY_LIFETIME_DAYS}`);
+        return 2;
+      }
+      const expiresAt = keyExpiry({ expiresInDays: lifetime }, new Date());
       const key = generateApiKey();
-      const record = await keys.create({ tenantId: tenant.id, name, prefix: keyPrefix(key), hash: hashApiKey(key), scopes: scopes as ApiKeyScope[] });
-      console.log(`Created key ${record.id} "${name}" [${scopes.join(', ')}] for tenant "${tenant.name}".`);
+      const record = await keys.create({ tenantId: tenant.id, name, prefix: keyPrefix(key), hash: hashApiKey(key), scopes: scopes as ApiKeyScope[], expiresAt });
+      console.log(
+        `Created key ${record.id} "${name}" [${scopes.join(', ')}] for tenant "${tenant.name}"${expiresAt ? `, expiring ${expiresAt.toISOString()}` : ''}.`,
+      );
       console.log(`Store it now; it is not shown again:\n\n  ${key}\n`);
       return 0;
     }
     if (command === 'list') {
       for (const k of await keys.list(tenant.id)) {
-        console.log(`${k.id}  ${k.prefix}…  ${k.name}  [${k.scopes.join(', ')}]${k.revokedAt ? `  revoked ${k.revokedAt.toISOString()}` : ''}`);
+        const expiry = k.expiresAt ? `  ${k.expiresAt.getTime() <= Date.now() ? 'expired' : 'expires'} ${k.expiresAt.toISOString()}` : '';
+        console.log(`${k.id}  ${k.prefix}…  ${k.name}  [${k.scopes.join(', ')}]${k.revokedAt ? `  revoked ${k.revokedAt.toISOString()}` : ''}${expiry}`);
       }
       return 0;
     }
