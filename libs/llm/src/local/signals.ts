@@ -4,19 +4,17 @@
  * identifiers, numbers and key/value facts. Nothing here knows any agent's or benchmark's
  * phrasing; every pattern is a general property of English prose, shell output or code.
  */
+import { bareFiles, extensionSet, hasExtension, slashPaths, specialFiles } from './signal-scan';
 
-const FILE_EXT =
+export const FILE_EXT =
   'py|pyi|ipynb|js|mjs|cjs|jsx|ts|tsx|mts|cts|json|jsonl|ya?ml|toml|ini|cfg|conf|lock|md|mdx|rst|txt|csv|tsv|xml|html?|css|scss|sass|less|vue|svelte|go|rs|java|kt|kts|scala|groovy|gradle|c|h|cc|cpp|cxx|hpp|hh|cs|swift|rb|php|pl|pm|lua|jl|ex|exs|erl|hrl|hs|mli?|clj|dart|sh|bash|zsh|fish|ps1|bat|sql|prisma|graphql|gql|proto|tf|tfvars|hcl|nix|dockerfile|mk|cmake|patch|diff|pem|crt|pdf|png|jpe?g|gif|svg|webp|ico|zip|gz|tgz|tar|bz2|xz|whl|jar|wasm|so|dylib|dll|exe|db|sqlite|parquet|pkl|pt|onnx|npy|env|log|bin|key|mod|sum';
 /** Extensions too ambiguous with `object.member` for a bare name (no slash) to count as a file. */
-const BARE_EXT = FILE_EXT.split('|')
+export const BARE_EXT = FILE_EXT.split('|')
   .filter((e) => !['log', 'bin', 'key', 'mod', 'sum', 'env', 'so', 'pt', 'db', 'pl', 'pm', 'hs', 'ex', 'go', 'rs', 'cs', 'ts', 'tf', 'mli?', 'h', 'c'].includes(e))
   .join('|');
 
-/** A slash path (`src/a.ts`, `/usr/bin/python`, `./x`, `~/y`), never part of a URL (the look-behind rejects `://`). */
-const SLASH_PATH = /(?<![\w:/.@%-])(?:~|\.{1,2})?\/?(?:[\w@+.-]+\/)+[\w@+.-]*[\w@+-]/g;
-const HAS_EXT = new RegExp(`\\.(?:${FILE_EXT})$`, 'i');
-const BARE_FILE = new RegExp(`(?<![\\w/.@:-])[A-Za-z0-9_@+-][\\w@+.-]*\\.(?:${BARE_EXT})\\b(?![\\w/(-])`, 'g');
-const SPECIAL_FILES = /(?<![\w/.-])(?:Dockerfile|Makefile|Procfile|Gemfile|Rakefile|Jenkinsfile|Vagrantfile|CMakeLists\.txt|\.env(?:\.\w+)?|\.gitignore|\.dockerignore)(?![\w/-])/g;
+const FILE_EXTENSIONS = extensionSet(FILE_EXT);
+const BARE_EXTENSIONS = extensionSet(BARE_EXT);
 
 const HAS_DOTTED_NAME = /\w\.[A-Za-z]/;
 const MAY_BE_SPECIAL = /file|\.env|\.git|\.docker|CMakeLists/i;
@@ -31,18 +29,15 @@ export function findPaths(text: string): string[] {
     out.push(p);
   };
   // Cheap guards first: most units hold no slash and no "name.ext".
-  SLASH_PATH.lastIndex = 0;
-  if (text.includes('/')) for (let m = SLASH_PATH.exec(text); m !== null; m = SLASH_PATH.exec(text)) {
-    const p = m[0];
+  // Slash paths (`src/a.ts`, `/usr/bin/python`, `./x`, `~/y`), never part of a URL.
+  if (text.includes('/')) for (const p of slashPaths(text)) {
     const absolute = /^(?:\/|~\/|\.{1,2}\/)/.test(p);
     const segments = p.split('/').filter((s) => s.length > 0);
     // A path has an extension, or is explicitly rooted with at least two segments; "and/or", "1/2" and dates are not paths.
-    if (HAS_EXT.test(p) || (absolute && segments.length >= 2 && segments.some((s) => /[a-z]/i.test(s)))) add(p);
+    if (hasExtension(p, FILE_EXTENSIONS) || (absolute && segments.length >= 2 && segments.some((s) => /[a-z]/i.test(s)))) add(p);
   }
-  BARE_FILE.lastIndex = 0;
-  if (HAS_DOTTED_NAME.test(text)) for (let m = BARE_FILE.exec(text); m !== null; m = BARE_FILE.exec(text)) add(m[0]);
-  SPECIAL_FILES.lastIndex = 0;
-  if (MAY_BE_SPECIAL.test(text)) for (let m = SPECIAL_FILES.exec(text); m !== null; m = SPECIAL_FILES.exec(text)) add(m[0]);
+  if (HAS_DOTTED_NAME.test(text)) for (const p of bareFiles(text, BARE_EXTENSIONS)) add(p);
+  if (MAY_BE_SPECIAL.test(text)) for (const p of specialFiles(text)) add(p);
   return out;
 }
 
