@@ -9,6 +9,7 @@ import { applyPrefix, ArtifactOutput, Checkpoint, checkpointBody, checkpointMess
 import { FactsLedger } from '../ledger/ledger';
 import { CONSTRAINTS_LABEL, rankEntries } from '../ledger/render';
 import { ledgerEvent, LedgerTotals } from '../ledger/account';
+import { CompactionRun } from './run';
 
 /** `balanced` (SPEC.md "Policies"): cheap steps first, the LLM last. Every field can be overridden per session. */
 export interface BalancedParams {
@@ -158,32 +159,9 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
   const checkpointTokens = (c: Checkpoint) => input.countMessage(checkpointMessage(c));
   const context = applyPrefix(input.prefix, input.history, checkpointTokens);
   const tokensBefore = sumTokens(context);
-  const usage: LlmUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-  let llmCalls = 0;
-  const account = (r: { usage: LlmUsage; attempts: number }) => {
-    usage.inputTokens += r.usage.inputTokens;
-    usage.outputTokens += r.usage.outputTokens;
-    usage.costUsd += r.usage.costUsd;
-    llmCalls += r.attempts;
-  };
-  const steps: string[] = [];
-  const events: CompactionEvent[] = [];
+  const run = new CompactionRun(input, tokensBefore);
+  const { usage, steps, events, account, unchanged } = run;
   let ledgerTotals: LedgerTotals | undefined;
-  const unchanged = (status: 'skipped' | 'failed', reason: string): CompactionOutcome => ({
-    status,
-    reason,
-    prefix: input.prefix,
-    tokensBefore,
-    tokensAfter: tokensBefore,
-    steps,
-    usage,
-    llmCalls,
-    artifacts: [],
-    events: [
-      ...events.filter((e) => e.type === 'compression-error'),
-      ...(status === 'skipped' ? [{ type: 'compression-skipped' as const, line: `Compaction skipped: ${reason}` }] : []),
-    ],
-  });
 
   // Per-result step at ingest: very large results go to artifacts whatever their age (the history keeps them whole).
   const treatments: Record<number, Treatment> = { ...input.prefix.treatments };
@@ -281,7 +259,7 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
         } else checkpoints = older;
       } catch (error) {
         if (!(error instanceof LlmError)) throw error;
-        llmCalls += error.attempts; // failed attempts are calls too (and may have been billed)
+        run.llmCalls += error.attempts; // failed attempts are calls too (and may have been billed)
         events.push({ type: 'compression-error', line: `Summarizer failed (${error.kind}) after ${error.attempts} attempt(s); the previous context stays` });
         return unchanged('failed', `llm-${error.kind}`);
       }
@@ -291,9 +269,9 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
   const prefix: VersionPrefix = { coversThroughSeq, checkpoints, treatments };
   const after = applyPrefix(prefix, input.history, checkpointTokens);
   const tokensAfter = sumTokens(after);
-  const minSaving = Math.max(Math.floor(params.minSavingFraction * input.budget), params.minSavingTokens);
   if (tokensAfter > tokensBefore) return unchanged('skipped', 'no-saving');
-  if (tokensBefore - tokensAfter < minSaving) return unchanged('skipped', `saving-below-minimum (${fmt(tokensBefore - tokensAfter)} < ${fmt(minSaving)} tokens)`);
+  const tooLittle = run.belowMinimum(tokensBefore - tokensAfter, params);
+  if (tooLittle) return tooLittle;
   events.push({
     type: 'compressed',
     line: `Compacted ${fmt(tokensBefore)} → ${fmt(tokensAfter)} tokens (saved ~${fmt(tokensBefore - tokensAfter)}; ${masked.masked.length} tool outputs masked, ${checkpoints.length} checkpoint(s))`,
@@ -305,7 +283,7 @@ export async function compactBalanced(input: CompactionInput, params: BalancedPa
     tokensAfter,
     steps,
     usage,
-    llmCalls,
+    llmCalls: run.llmCalls,
     events,
     artifacts: artifacts.filter((a) => treatments[a.seq]?.kind === 'offloaded'),
     ...(ledgerTotals ? { ledger: ledgerTotals } : {}),

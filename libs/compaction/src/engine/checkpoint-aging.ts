@@ -1,6 +1,6 @@
 import { Block, CanonicalMessage } from '../messages/canonical';
 import { toolUseIdOf } from '../messages/util';
-import { LlmError, LlmUsage } from '../llm/summarizer';
+import { LlmError } from '../llm/summarizer';
 import { EMPTY_GOAL_RECORD, GOAL_STATUS_SIGN, GoalRecord, goalRecordOf } from './goal-markers';
 import { PresetDefinition } from './preset';
 import { Protection, ProtectionPolicy, protectionOf } from './protection';
@@ -8,6 +8,7 @@ import { summarizeSpan } from './summarize';
 import { CompactionEvent, CompactionInput, CompactionOutcome, SessionMessage } from './types';
 import { FactsLedger } from '../ledger/ledger';
 import { applyPrefix, Checkpoint, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
+import { CompactionRun } from './run';
 
 /**
  * `checkpoint-aging` (seed 004, SPEC.md "Policies"): when the context passes 80% of the dynamic
@@ -322,32 +323,8 @@ export async function compactCheckpointAging(input: CompactionInput, params: Che
   const context = applyPrefix(input.prefix, input.history, checkpointTokens);
   const tokensBefore = sumTokens(context);
   const budgetBefore = dynamicBudget(input, context);
-  const usage: LlmUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-  let llmCalls = 0;
-  const account = (r: { usage: LlmUsage; attempts: number }) => {
-    usage.inputTokens += r.usage.inputTokens;
-    usage.outputTokens += r.usage.outputTokens;
-    usage.costUsd += r.usage.costUsd;
-    llmCalls += r.attempts;
-  };
-  const steps: string[] = [];
-  const events: CompactionEvent[] = [];
-  const unchanged = (status: 'skipped' | 'failed', reason: string): CompactionOutcome => ({
-    status,
-    reason,
-    prefix: input.prefix,
-    tokensBefore,
-    tokensAfter: tokensBefore,
-    steps,
-    usage,
-    llmCalls,
-    artifacts: [],
-    events: [
-      ...events.filter((e) => e.type === 'compression-error'),
-      ...(status === 'skipped' ? [{ type: 'compression-skipped' as const, line: `Compaction skipped: ${reason}` }] : []),
-    ],
-    stats: budgetStats(budgetBefore, params.triggerFraction),
-  });
+  const run = new CompactionRun(input, tokensBefore, { stats: () => budgetStats(budgetBefore, params.triggerFraction) });
+  const { usage, steps, events, account, unchanged } = run;
 
   const policy: ProtectionPolicy = {
     ...params.protection,
@@ -435,7 +412,7 @@ export async function compactCheckpointAging(input: CompactionInput, params: Che
     else if (ultra.length > 0) aged.unshift(await age(ultra, Math.max(ULTRA_LEVEL, ...ultra.map((c) => c.level))));
   } catch (error) {
     if (!(error instanceof LlmError)) throw error;
-    llmCalls += error.attempts;
+    run.llmCalls += error.attempts;
     events.push({ type: 'compression-error', line: `Summarizer failed (${error.kind}) after ${error.attempts} attempt(s); the previous context stays` });
     return unchanged('failed', `llm-${error.kind}`);
   }
@@ -455,9 +432,9 @@ export async function compactCheckpointAging(input: CompactionInput, params: Che
   const after = applyPrefix(prefix, input.history, checkpointTokens);
   const tokensAfter = sumTokens(after);
   const budgetAfter = dynamicBudget(input, after);
-  const minSaving = Math.max(Math.floor(params.minSavingFraction * input.budget), params.minSavingTokens);
   if (tokensAfter > tokensBefore) return unchanged('skipped', 'no-saving');
-  if (tokensBefore - tokensAfter < minSaving) return unchanged('skipped', `saving-below-minimum (${fmt(tokensBefore - tokensAfter)} < ${fmt(minSaving)} tokens)`);
+  const tooLittle = run.belowMinimum(tokensBefore - tokensAfter, params);
+  if (tooLittle) return tooLittle;
 
   const kept = span.stripped.length > 0 ? `; the text of ${span.stripped.length} user message(s) kept` : '';
   events.push({
@@ -469,7 +446,7 @@ export async function compactCheckpointAging(input: CompactionInput, params: Che
     type: 'compressed',
     line: `Compacted ${fmt(tokensBefore)} → ${fmt(tokensAfter)} tokens (saved ~${fmt(tokensBefore - tokensAfter)}; ${checkpoints.length} checkpoint(s); available budget ${fmt(budgetBefore.available)} → ${fmt(budgetAfter.available)} tokens)`,
   });
-  return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls, events, artifacts: [], stats: budgetStats(budgetAfter, params.triggerFraction) };
+  return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls: run.llmCalls, events, artifacts: [], stats: budgetStats(budgetAfter, params.triggerFraction) };
 }
 
 export const CHECKPOINT_AGING: PresetDefinition<CheckpointAgingParams> = {

@@ -1,12 +1,13 @@
-import { LlmError, LlmUsage } from '../llm/summarizer';
+import { LlmError } from '../llm/summarizer';
 import { CanonicalMessage } from '../messages/canonical';
 import { PresetDefinition } from './preset';
 import { exchangeRange, Protection, ProtectionPolicy, protectionOf } from './protection';
 import { summarizableMessages, summarizeSpan } from './summarize';
 import { postprocessToolResults, TOOL_POSTPROCESS_DEFAULTS, ToolPostprocessParams } from './tool-postprocess';
-import { CompactionEvent, CompactionInput, CompactionOutcome, SessionMessage } from './types';
+import { CompactionInput, CompactionOutcome, SessionMessage } from './types';
 import { applyPrefix, Checkpoint, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
 import { wholePhraseTest } from './text-scan';
+import { CompactionRun } from './run';
 
 /**
  * `factor3` (SPEC.md "Policies", seed 000 "Context Compression (Factor 3)"): at 50% of the
@@ -128,26 +129,12 @@ export async function compactFactor3(input: CompactionInput, params: Factor3Para
   const checkpointTokens = (c: Checkpoint) => input.countMessage(checkpointMessage(c));
   const context = applyPrefix(input.prefix, input.history, checkpointTokens);
   const tokensBefore = sumTokens(context);
-  const usage: LlmUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-  let llmCalls = 0;
-  const steps: string[] = [];
-  const events: CompactionEvent[] = [];
-  const unchanged = (status: 'skipped' | 'failed', reason: string): CompactionOutcome => ({
-    status,
-    reason,
-    prefix: input.prefix,
-    tokensBefore,
-    tokensAfter: tokensBefore,
-    steps,
-    usage,
-    llmCalls,
-    artifacts: [],
-    events: [...events, ...(status === 'skipped' ? [{ type: 'compression-skipped' as const, line: `Compaction skipped: ${reason}` }] : [])],
-  });
+  // Seed 000 reports every event of a run that changed nothing (its SESSION_LOG lines), not only errors.
+  const run = new CompactionRun(input, tokensBefore, { keepEvents: 'all' });
+  const { usage, steps, events, unchanged } = run;
 
   if (params.verbosity === 'debug') return unchanged('skipped', 'verbosity-debug');
 
-  const minSaving = Math.max(Math.floor(params.minSavingFraction * input.budget), params.minSavingTokens);
   const protection = factor3Protection(context, params);
   const span = summarizableMessages(context, protection);
   if (span.length === 0) return unchanged('skipped', 'nothing-to-summarize');
@@ -156,21 +143,19 @@ export async function compactFactor3(input: CompactionInput, params: Factor3Para
   const olderParts: SessionMessage[] = older.map((c) => ({ seq: c.fromSeq, message: checkpointMessage(c), tokens: checkpointTokens(c) }));
   const replaced = sumTokens(span) + sumTokens(olderParts);
   // Even an empty summary could not save the minimum: no LLM call is worth making.
-  if (replaced < minSaving) return unchanged('skipped', `saving-below-minimum (${fmt(replaced)} < ${fmt(minSaving)} tokens)`);
+  const hopeless = run.belowMinimum(replaced, params);
+  if (hopeless) return hopeless;
 
   steps.push('summarize');
   const target = Math.max(50, Math.min(params.summaryTargetTokens, Math.floor(replaced / 2)));
   let summary: string;
   try {
     const s = await summarizeSpan([...olderParts, ...span], input.summarizer, { instructions: params.instructions, targetTokens: target, goal: input.goal, countText: input.countText }, input.signal);
-    usage.inputTokens += s.usage.inputTokens;
-    usage.outputTokens += s.usage.outputTokens;
-    usage.costUsd += s.usage.costUsd;
-    llmCalls += s.attempts;
+    run.account(s);
     summary = s.checkpoint.text.trim().replace(/^\[SUMMARY\]:?\s*/, '');
   } catch (error) {
     if (!(error instanceof LlmError)) throw error;
-    llmCalls += error.attempts;
+    run.llmCalls += error.attempts;
     events.push({ type: 'compression-error', line: `Summarizer failed (${error.kind}) after ${error.attempts} attempt(s); the previous context stays` });
     return unchanged('failed', `llm-${error.kind}`);
   }
@@ -199,7 +184,8 @@ export async function compactFactor3(input: CompactionInput, params: Factor3Para
   const tokensAfter = sumTokens(applyPrefix(prefix, input.history, checkpointTokens));
   if (tokensAfter >= tokensBefore) return unchanged('skipped', 'no-saving');
   const saved = tokensBefore - tokensAfter;
-  if (saved < minSaving) return unchanged('skipped', `saving-below-minimum (${fmt(saved)} < ${fmt(minSaving)} tokens)`);
+  const tooLittle = run.belowMinimum(saved, params);
+  if (tooLittle) return tooLittle;
 
   // Seed 000's SESSION_LOG lines ("Log action to SESSION_LOG", "Monitoring"); no clock value (Guarantee 8): the event carries its time.
   events.push({ type: 'checkpoint-created', line: `Summarized ${span.length + older.length} messages → 1 summary (saved ~${fmt(saved)} tokens)` });
@@ -210,7 +196,7 @@ export async function compactFactor3(input: CompactionInput, params: Factor3Para
       `Post-summarization: ${fmt(tokensAfter)} / ${fmt(input.budget)} (${pct((100 * tokensAfter) / input.budget)}) · ` +
       `Savings: ${fmt(saved)} tokens (${Math.round((100 * saved) / tokensBefore)}% reduction)`,
   });
-  return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls, events, artifacts: [] };
+  return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls: run.llmCalls, events, artifacts: [] };
 }
 
 export const FACTOR3: PresetDefinition<Factor3Params> = {

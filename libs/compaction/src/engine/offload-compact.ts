@@ -1,13 +1,14 @@
 import { ValidationFailed } from '../errors';
-import { LlmError, LlmUsage } from '../llm/summarizer';
+import { LlmError } from '../llm/summarizer';
 import { ParamLayer } from '../policy/params';
 import { offloadToolResults, offloadTreatments, referencedArtifactIds, toolNamesOf } from './offload';
 import { PresetDefinition } from './preset';
 import { exchangeRange, Protection, protectionOf } from './protection';
 import { summarizeSpan } from './summarize';
-import { CompactionEvent, CompactionInput, CompactionOutcome, SessionMessage } from './types';
+import { CompactionInput, CompactionOutcome, SessionMessage } from './types';
 import { applyPrefix, Checkpoint, checkpointMessage, contentId, Treatment, VersionPrefix } from './version';
 import { closeOverToolPairs, toolPairLinks } from './tool-pairs';
+import { CompactionRun } from './run';
 
 /**
  * `offload-compact` (seed 003, SPEC.md "Policies"): at 80% of the budget, offload tool results
@@ -158,26 +159,8 @@ export async function compactOffloadCompact(input: CompactionInput, params: Offl
   const checkpointTokens = (c: Checkpoint) => input.countMessage(checkpointMessage(c));
   const context = applyPrefix(input.prefix, input.history, checkpointTokens);
   const tokensBefore = sumTokens(context);
-  const usage: LlmUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
-  let llmCalls = 0;
-  const steps: string[] = [];
-  const events: CompactionEvent[] = [];
-  const unchanged = (status: 'skipped' | 'failed', reason: string): CompactionOutcome => ({
-    status,
-    reason,
-    prefix: input.prefix,
-    tokensBefore,
-    tokensAfter: tokensBefore,
-    steps,
-    usage,
-    llmCalls,
-    artifacts: [],
-    events: [
-      ...events.filter((e) => e.type === 'compression-error'),
-      ...(status === 'skipped' ? [{ type: 'compression-skipped' as const, line: `Compaction skipped: ${reason}` }] : []),
-    ],
-    stats: { previousTokens: tokensBefore, currentTokens: tokensBefore, freedTokens: 0 },
-  });
+  const run = new CompactionRun(input, tokensBefore, { stats: () => ({ previousTokens: tokensBefore, currentTokens: tokensBefore, freedTokens: 0 }) });
+  const { usage, steps, events, unchanged } = run;
 
   const live = context.filter((m) => m.message.role !== 'system');
   if (live.length <= params.preserveCount) return unchanged('skipped', 'history-too-short');
@@ -233,10 +216,7 @@ export async function compactOffloadCompact(input: CompactionInput, params: Offl
       try {
         const instructions = params.instructions.split('{targetTokens}').join(String(params.targetTokens));
         const s = await summarizeSpan(part, input.summarizer, { instructions, targetTokens: params.targetTokens, goal: input.goal, countText: input.countText }, input.signal);
-        usage.inputTokens += s.usage.inputTokens;
-        usage.outputTokens += s.usage.outputTokens;
-        usage.costUsd += s.usage.costUsd;
-        llmCalls += s.attempts;
+        run.account(s);
         const text = `${COMPRESSED_HISTORY_HEADER}\n\n${s.checkpoint.text}`;
         const fromSeq = Math.min(...span.map((m) => m.seq), ...checkpoints.map((c) => c.fromSeq));
         const toSeq = Math.max(...span.map((m) => m.seq), ...checkpoints.map((c) => c.toSeq));
@@ -267,12 +247,12 @@ export async function compactOffloadCompact(input: CompactionInput, params: Offl
       } catch (error) {
         if (!(error instanceof LlmError)) throw error;
         compactError = error;
-        llmCalls += error.attempts;
+        run.llmCalls += error.attempts;
       }
     }
   }
 
-  const minSaving = Math.max(Math.floor(params.minSavingFraction * input.budget), params.minSavingTokens);
+  const minSaving = run.minSaving(params);
   if (compactError) {
     const line = `Summarizer failed (${compactError.kind}) after ${compactError.attempts} attempt(s)`;
     // Seed 003: the offloaded history stays when the compaction fails (the summary step changed nothing yet).
@@ -287,7 +267,8 @@ export async function compactOffloadCompact(input: CompactionInput, params: Offl
   const after = applyPrefix(prefix, input.history, checkpointTokens);
   const tokensAfter = sumTokens(after);
   if (tokensAfter > tokensBefore) return unchanged('skipped', 'no-saving');
-  if (tokensBefore - tokensAfter < minSaving) return unchanged('skipped', `saving-below-minimum (${fmt(tokensBefore - tokensAfter)} < ${fmt(minSaving)} tokens)`);
+  const tooLittle = run.belowMinimum(tokensBefore - tokensAfter, params);
+  if (tooLittle) return tooLittle;
 
   // Artifacts of messages summarized in this run are referenced by nothing: not stored at all.
   const referenced = referencedArtifactIds(treatments);
@@ -312,7 +293,7 @@ export async function compactOffloadCompact(input: CompactionInput, params: Offl
     tokensAfter,
     steps,
     usage,
-    llmCalls,
+    llmCalls: run.llmCalls,
     events,
     artifacts,
     stats: {

@@ -4,6 +4,7 @@ import { PresetDefinition } from './preset';
 import { ProtectionPolicy, protectionOf } from './protection';
 import { CompactionEvent, CompactionInput, CompactionOutcome, SessionMessage } from './types';
 import { applyPrefix, Checkpoint, checkpointMessage, Treatment, VersionPrefix } from './version';
+import { CompactionRun } from './run';
 
 /**
  * `two-layer` (SPEC.md "Policies", seed 002 "Context Compression Mechanism"). Layer 1: a tool
@@ -215,16 +216,10 @@ export async function compactTwoLayer(input: CompactionInput, params: TwoLayerPa
   const limit = params.contextLimit > 0 ? params.contextLimit : input.budget;
   const threshold = Math.floor(limit * params.globalCompressionThreshold);
   const turns = turnsOf(context);
-  const usage = zeroUsage();
-  let llmCalls = 0;
-  const steps: string[] = [];
-  const events: CompactionEvent[] = [];
-  const account = (u: LlmUsage, calls: number) => {
-    usage.inputTokens += u.inputTokens;
-    usage.outputTokens += u.outputTokens;
-    usage.costUsd += u.costUsd;
-    llmCalls += calls;
-  };
+  // Seed 002 reports every event of a run that changed nothing, with its stats.
+  const run = new CompactionRun(input, tokensBefore, { keepEvents: 'all' });
+  const { usage, steps, events } = run;
+  const account = (u: LlmUsage, calls: number) => run.account({ usage: u, attempts: calls });
   // Seed 002 "Trajectory Output Format": context_compression.stats, here in tokens.
   const statsOf = (total: number, compressed: number, layer2: boolean) => ({
     total_size: total,
@@ -238,19 +233,7 @@ export async function compactTwoLayer(input: CompactionInput, params: TwoLayerPa
     layer2_triggered: layer2,
     size_unit: 'tokens',
   });
-  const unchanged = (status: 'skipped' | 'failed', reason: string, layer2 = false): CompactionOutcome => ({
-    status,
-    reason,
-    prefix: input.prefix,
-    tokensBefore,
-    tokensAfter: tokensBefore,
-    steps,
-    usage,
-    llmCalls,
-    artifacts: [],
-    events: [...events, ...(status === 'skipped' ? [{ type: 'compression-skipped' as const, line: `Compaction skipped: ${reason}` }] : [])],
-    stats: statsOf(tokensBefore, 0, layer2),
-  });
+  const unchanged = (status: 'skipped' | 'failed', reason: string, layer2 = false) => run.unchanged(status, reason, statsOf(tokensBefore, 0, layer2));
   if (!params.compressionEnabled) return unchanged('skipped', 'compression-disabled');
 
   const protection = protectionOf(context, params.protection);
@@ -328,7 +311,7 @@ export async function compactTwoLayer(input: CompactionInput, params: TwoLayerPa
         } catch (error) {
           if (!(error instanceof LlmError) || error.kind === 'aborted') throw error;
           // Seed 002 "Layer 2: keep original result, skip compression for that turn".
-          llmCalls += error.attempts;
+          run.llmCalls += error.attempts;
           failures += 1;
           lastError = error;
           events.push({ type: 'compression-error', line: `Turn ${turn.number}: compression failed (${error.kind}); the original result is kept` });
@@ -352,14 +335,14 @@ export async function compactTwoLayer(input: CompactionInput, params: TwoLayerPa
     }
     const prefix: VersionPrefix = { ...input.prefix, coversThroughSeq: Math.max(input.prefix.coversThroughSeq, ...compressedSeqs), treatments };
     const tokensAfter = sumTokens(applyPrefix(prefix, input.history, checkpointTokens));
-    const minSaving = Math.max(Math.floor(params.minSavingFraction * input.budget), params.minSavingTokens);
     if (tokensAfter >= tokensBefore) return unchanged('skipped', 'no-saving', layer2);
-    if (tokensBefore - tokensAfter < minSaving) return unchanged('skipped', `saving-below-minimum (${fmt(tokensBefore - tokensAfter)} < ${fmt(minSaving)} tokens)`, layer2);
+    const tooLittle = run.belowMinimum(tokensBefore - tokensAfter, params, statsOf(tokensBefore, 0, layer2));
+    if (tooLittle) return tooLittle;
     events.push({
       type: 'compressed',
       line: `Compressed ${compressedSeqs.size} tool result message${compressedSeqs.size === 1 ? '' : 's'}: ${fmt(tokensBefore)} → ${fmt(tokensAfter)} tokens (saved ~${fmt(tokensBefore - tokensAfter)}); no turn deleted`,
     });
-    return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls, events, artifacts: [], stats: statsOf(tokensAfter, compressedResults.size, layer2) };
+    return { status: 'succeeded', prefix, tokensBefore, tokensAfter, steps, usage, llmCalls: run.llmCalls, events, artifacts: [], stats: statsOf(tokensAfter, compressedResults.size, layer2) };
   } catch (error) {
     if (!(error instanceof LlmError)) throw error;
     events.push({ type: 'compression-error', line: `Summarizer call aborted (${error.kind}); the previous context stays` });
