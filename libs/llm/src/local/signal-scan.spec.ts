@@ -2,7 +2,7 @@
 // regexes did: the old regexes are the oracles, on short strings drawn from the characters that
 // matter to them; then a megabyte of the inputs that made the regexes slow.
 import fc from 'fast-check';
-import { bareFiles, extensionSet, hasExtension, slashPaths, specialFiles } from './signal-scan';
+import { arrowParts, bareFiles, extensionSet, hasExtension, slashPaths, specialFiles } from './signal-scan';
 import { BARE_EXT, FILE_EXT, findPaths } from './signals';
 
 const from = (alphabet: string[], maxLength = 16) => fc.array(fc.constantFrom(...alphabet), { maxLength }).map((a) => a.join(''));
@@ -41,6 +41,19 @@ describe('signals.ts path scans match the regexes they replace', () => {
     fc.assert(fc.property(from(alphabet, 10), (s) => same(specialFiles(s), all(old, s))), runs);
   });
 
+  it('arrowParts', () => {
+    const old = /^(.{3,160}?)\s+(?:→|->|=>)\s+(.+)$/;
+    const oracle = (s: string) => {
+      const m = old.exec(s);
+      return m ? { head: m[1], tail: m[2] } : undefined;
+    };
+    const alphabet = ['a', 'ls', ' ', '  ', '\t', '\n', '\r', '\u2028', '\u00a0', '→', '->', '=>', '-', '>', '=', ' → ', ' -> ok'];
+    fc.assert(fc.property(from(alphabet, 14), (s) => same(arrowParts(s), oracle(s))), runs);
+    const long = fc.tuple(fc.integer({ min: 150, max: 170 }), from(alphabet, 8)).map(([k, t]) => 'x'.repeat(k) + t);
+    fc.assert(fc.property(fc.tuple(from(alphabet, 6), long), ([a, b]) => same(arrowParts(a + b), oracle(a + b))), runs);
+    expect(arrowParts('npm test → 3 passed')).toEqual({ head: 'npm test', tail: '3 passed' });
+  });
+
   it('stays linear on a megabyte', () => {
     const extensions = extensionSet(BARE_EXT);
     const mb = 1 << 20;
@@ -53,6 +66,10 @@ describe('signals.ts path scans match the regexes they replace', () => {
     bareFiles(`${'+a.x'.repeat(mb / 4)}.py`, extensions);
     specialFiles(` .env.${'a'.repeat(mb)}/`);
     specialFiles(' .env'.repeat(mb / 5));
+    arrowParts(`abc${' '.repeat(mb)}`);
+    arrowParts(`abc${' ->'.repeat(mb / 3)}`);
+    arrowParts(`abc -> ${' '.repeat(mb)}\n`);
+    arrowParts(`${' → '.repeat(60)}\n${'a'.repeat(mb)}`);
     findPaths(`/ ${'+a.'.repeat(mb / 3)}Makefile`);
     expect(Date.now() - started).toBeLessThan(5_000);
   });

@@ -200,3 +200,44 @@ export function specialFiles(s: string): string[] {
   }
   return out;
 }
+
+const WS = /\s/;
+const isWs = (ch: string | undefined): boolean => ch !== undefined && WS.test(ch);
+/** What `.` does not match. */
+const isLineTerminator = (ch: string) => ch === '\n' || ch === '\r' || ch === '\u2028' || ch === '\u2029';
+
+/**
+ * `/^(.{3,160}?)\s+(?:→|->|=>)\s+(.+)$/.exec(s)`'s two groups: "command → outcome". The
+ * shortest head of 3 to 160 characters on the first line followed by whitespace and an arrow
+ * (the greedy whitespace puts the arrow right after the whole run), then whitespace and the rest
+ * (when nothing follows the whitespace, its last character, unless a line terminator). The same
+ * whitespace run gives the same answer: each is examined once.
+ */
+export function arrowParts(s: string): { head: string; tail: string } | undefined {
+  const n = s.length;
+  let firstTerminator = n;
+  let lastTerminator = -1;
+  for (let k = 0; k < n; k++) {
+    if (isLineTerminator(s[k])) {
+      if (firstTerminator === n) firstTerminator = k;
+      lastTerminator = k;
+    }
+  }
+  let runEnd = -1;
+  for (let a = 3; a <= 160 && a <= firstTerminator && a < n; a++) {
+    if (!isWs(s[a])) continue;
+    if (a < runEnd) continue; // the same whitespace run as the head before: the same failure
+    runEnd = a;
+    while (runEnd < n && isWs(s[runEnd])) runEnd += 1;
+    const arrow = s[runEnd] === '→' ? 1 : (s[runEnd] === '-' || s[runEnd] === '=') && s[runEnd + 1] === '>' ? 2 : 0;
+    if (arrow === 0) continue;
+    const c = runEnd + arrow;
+    if (!isWs(s[c])) continue;
+    let x = c;
+    while (x < n && isWs(s[x])) x += 1;
+    if (x < n) {
+      if (lastTerminator < x) return { head: s.slice(0, a), tail: s.slice(x) };
+    } else if (n - 1 >= c + 1 && !isLineTerminator(s[n - 1])) return { head: s.slice(0, a), tail: s[n - 1] };
+  }
+  return undefined;
+}

@@ -4,7 +4,7 @@
  * identifiers, numbers and key/value facts. Nothing here knows any agent's or benchmark's
  * phrasing; every pattern is a general property of English prose, shell output or code.
  */
-import { bareFiles, extensionSet, hasExtension, slashPaths, specialFiles } from './signal-scan';
+import { arrowParts, bareFiles, extensionSet, hasExtension, slashPaths, specialFiles } from './signal-scan';
 
 export const FILE_EXT =
   'py|pyi|ipynb|js|mjs|cjs|jsx|ts|tsx|mts|cts|json|jsonl|ya?ml|toml|ini|cfg|conf|lock|md|mdx|rst|txt|csv|tsv|xml|html?|css|scss|sass|less|vue|svelte|go|rs|java|kt|kts|scala|groovy|gradle|c|h|cc|cpp|cxx|hpp|hh|cs|swift|rb|php|pl|pm|lua|jl|ex|exs|erl|hrl|hs|mli?|clj|dart|sh|bash|zsh|fish|ps1|bat|sql|prisma|graphql|gql|proto|tf|tfvars|hcl|nix|dockerfile|mk|cmake|patch|diff|pem|crt|pdf|png|jpe?g|gif|svg|webp|ico|zip|gz|tgz|tar|bz2|xz|whl|jar|wasm|so|dylib|dll|exe|db|sqlite|parquet|pkl|pt|onnx|npy|env|log|bin|key|mod|sum';
@@ -430,10 +430,10 @@ export function extractFacts(text: string): Fact[] {
     re.lastIndex = 0;
   }
   // "command → outcome": the outcome is the value of the command.
-  const arrow = text.includes('→') || text.includes('->') ? /^(.{3,160}?)\s+(?:→|->|=>)\s+(.+)$/.exec(text) : null;
+  const arrow = text.includes('→') || text.includes('->') ? arrowParts(text) : undefined;
   if (arrow && facts.length === 0) {
-    const key = arrow[1].toLowerCase().replace(/\s+/g, ' ').trim();
-    facts.push({ key: `→${key}`, value: normalizeValue(arrow[2]) });
+    const key = arrow.head.toLowerCase().replace(/\s+/g, ' ').trim();
+    facts.push({ key: `→${key}`, value: normalizeValue(arrow.tail) });
     seen.add(key);
   }
   if (text.length <= 90 && text.includes(':')) {
