@@ -1,4 +1,4 @@
-import { FakeLlm, startFakeLlm } from '@compactor/testing';
+import { FakeLlm, pollUntil, startFakeLlm } from '@compactor/testing';
 import request from 'supertest';
 import { ProxyTestStack, startProxyTestStack } from '../proxy/proxy-test-stack';
 import { startTestApi, TestApi } from '../test-app';
@@ -266,7 +266,14 @@ describe('tenant settings (GET/PATCH /v1/tenant)', () => {
       const res = await anthropic(ingest, id);
       expect(res.status).toBe(200);
       await res.text();
-      const session = (await http().get(`/v1/sessions/${id}`).set({ Authorization: `Bearer ${ingest}` }).expect(200)).body;
+      // The proxy records the exchange after it has answered: wait for the session it creates.
+      const session = await pollUntil(
+        async () => {
+          const r = await http().get(`/v1/sessions/${id}`).set({ Authorization: `Bearer ${ingest}` });
+          return r.status === 200 ? r.body : undefined;
+        },
+        { what: `the proxied session ${id} to be recorded`, timeoutMs: 10_000 },
+      );
       expect(session.policy).toEqual({ preset: 'two-layer', overrides: {} });
 
       // The proxy's settings cache is dropped on PATCH: the very next request goes to the new upstream.
