@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import { compactionEnvParams, WORKER_CONFIG, WorkerConfig } from './config/worker-config';
 import { JobRunner, WORKER_REDIS } from './jobs/job-runner';
 import { MaintenanceService } from './maintenance/maintenance.service';
+import { MaintenanceSchedules } from './maintenance/maintenance-schedules';
 import { COMPACTION_ENV_PARAMS, CompactionService, SUMMARIZER } from './compaction/compaction.service';
 import { SpendCaps } from './compaction/spend-caps';
 import { CompactionProgress } from './compaction/compaction-progress';
@@ -53,6 +54,7 @@ export class WorkerModule implements OnApplicationShutdown {
         CompactionProgress,
         JobRunner,
         MaintenanceService,
+        MaintenanceSchedules,
         CompactionService,
         SpendCaps,
         CompactionSweep,

@@ -1,4 +1,6 @@
+import { JobQueue, QueueName } from '@compactor/jobs';
 import { PrismaService } from '@compactor/persistence';
+import { Redis } from 'ioredis';
 import { longSweAgentSession, pollUntil, RunningApp, startRedisServer, startWorkerFor, TestRedisServer } from '@compactor/testing';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
@@ -10,7 +12,8 @@ const FINISHED = ['succeeded', 'skipped', 'failed'];
  * Redis down and back (docs/reliability.md), on a redis-server of the test's own: appends that
  * cross the threshold answer at once with `queue-unavailable` and keep their messages; when Redis
  * returns empty (a restart that lost its data), the worker's sweep enqueues the compactions that
- * were due, including one whose append never recorded its job (an API killed in between).
+ * were due, including one whose append never recorded its job (an API killed in between), and
+ * creates again the maintenance schedules that went with Redis's data.
  */
 describe('Redis outages', () => {
   let redis: TestRedisServer;
@@ -95,6 +98,22 @@ describe('Redis outages', () => {
       { timeoutMs: 30_000, what: 'the sweep to schedule the session whose job was never recorded' },
     );
     expect(scheduled.map((j) => j.status)).toEqual(['succeeded']);
+    // The maintenance schedules went with Redis's data: the sweep created them again, no worker restart needed.
+    const client = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queue = new JobQueue(client, api.config.QUEUE_PREFIX);
+    try {
+      const schedules = await pollUntil(
+        async () => {
+          const keys = (await queue.queue(QueueName.Maintenance).getJobSchedulers()).map((s) => s.key).sort();
+          return keys.length === 2 ? keys : undefined;
+        },
+        { timeoutMs: 10_000, what: 'the maintenance schedules to be created again' },
+      );
+      expect(schedules).toEqual(['expire-idempotency-hourly', 'expire-idle-sessions']);
+    } finally {
+      await queue.close();
+      client.disconnect();
+    }
     expect(worker.exitCode()).toBeNull();
     console.log(`Redis down: ${first.durations.length + second.durations.length} appends, slowest ${slowest} ms (${[...first.durations, ...second.durations].join(", ")})`);
   }, 120_000);

@@ -7,6 +7,7 @@ import { hostname } from 'node:os';
 import { WORKER_CONFIG, WorkerConfig } from '../config/worker-config';
 import { WORKER_REDIS } from '../jobs/job-runner';
 import { CompactionService } from './compaction.service';
+import { MaintenanceSchedules } from '../maintenance/maintenance-schedules';
 
 /** What one sweep did, for logs and tests. */
 export interface SweepResult {
@@ -26,7 +27,8 @@ const SESSION_WINDOW_MS = 24 * 3600 * 1000;
 /**
  * Keeps compaction rows and BullMQ in agreement, every COMPACTION_SWEEP_INTERVAL_MS, on one
  * worker at a time (a Redis lock): a row always ends in the state BullMQ ended its job in, and
- * compactions that were due while Redis was down, or that Redis lost, are enqueued once it is back.
+ * compactions that were due while Redis was down, or that Redis lost, are enqueued once it is back
+ * (as are the maintenance schedules Redis lost).
  */
 @Injectable()
 export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -41,6 +43,7 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
     private readonly compactions: CompactionRepository,
     private readonly sessions: SessionRepository,
     private readonly compaction: CompactionService,
+    private readonly schedules: MaintenanceSchedules,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -60,6 +63,9 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
     try {
       const lock = await this.redis.set(`${this.config.QUEUE_PREFIX}:compaction-sweep`, `${hostname()}:${process.pid}`, 'PX', Math.max(1000, this.config.COMPACTION_SWEEP_INTERVAL_MS - 500), 'NX');
       if (lock !== 'OK') return;
+      // Redis restarted empty: the maintenance schedules went with its data.
+      const restored = await this.schedules.restoreMissing();
+      if (restored.length > 0) this.logger.log(`Maintenance schedules Redis had lost, created again: ${restored.join(', ')}`);
       const result = await this.sweep();
       if (result.reenqueued + result.failed + result.scheduled > 0) {
         this.logger.log(`Compaction sweep: ${result.reenqueued} re-enqueued, ${result.failed} marked failed, ${result.scheduled} scheduled`);

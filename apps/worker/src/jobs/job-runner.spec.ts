@@ -4,6 +4,7 @@ import { Test } from '@nestjs/testing';
 import { JobName, JobQueue, JobRegistryError, OnJob } from '@compactor/jobs';
 import { WORKER_CONFIG } from '../config/worker-config';
 import { JobRunner, WORKER_REDIS } from './job-runner';
+import { MaintenanceSchedules } from '../maintenance/maintenance-schedules';
 
 @Injectable()
 class FirstHandler {
@@ -47,6 +48,7 @@ async function compile(providers: unknown[]) {
       { provide: WORKER_CONFIG, useValue: {} },
       { provide: WORKER_REDIS, useValue: {} },
       { provide: JobQueue, useValue: {} },
+      { provide: MaintenanceSchedules, useValue: {} },
       JobRunner,
       ...(providers as []),
     ],

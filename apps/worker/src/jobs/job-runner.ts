@@ -8,18 +8,15 @@ import {
   jobQueues,
   JobRegistry,
   JobRunContext,
-  QueueName,
   RegisteredHandler,
 } from '@compactor/jobs';
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, WorkerConfig, workerLockOptions } from '../config/worker-config';
 import { WorkerActivity } from '../status/worker-activity';
+import { MaintenanceSchedules } from '../maintenance/maintenance-schedules';
 
 export const WORKER_REDIS = Symbol('WORKER_REDIS');
-
-/** The repeatable job of session retention (one schedule however many workers start; the last one started sets its interval). */
-export const SESSION_RETENTION_SCHEDULER = 'expire-idle-sessions';
 
 /**
  * Discovers @OnJob handlers, builds the registry (which refuses to start on a job with
@@ -39,6 +36,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
     @Inject(WORKER_REDIS) private readonly redis: Redis,
     private readonly queue: JobQueue,
+    private readonly schedules: MaintenanceSchedules,
     // The heartbeat's record of job outcomes; optional so the runner also works without it.
     @Optional() private readonly activity?: WorkerActivity,
   ) {
@@ -86,29 +84,11 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       worker.on('error', (error) => this.logger.error(`Worker error on ${queueName}: ${error.message}`));
       this.workers.push(worker);
     }
-    await this.scheduleMaintenance();
+    await this.schedules.upsertAll();
     const lock = workerLockOptions(this.config);
     this.logger.log(
       `Handling ${this.registry.names.length} job type(s) on ${queues.size} queue(s); job locks ${lock.lockDuration} ms renewed every ${lock.lockRenewTime} ms, stalled check every ${lock.stalledInterval} ms`,
     );
-  }
-
-  /** Repeating maintenance; upsert keeps one schedule however many workers start. */
-  private async scheduleMaintenance(): Promise<void> {
-    await this.queue
-      .queue(QueueName.Maintenance)
-      .upsertJobScheduler(
-        'expire-idempotency-hourly',
-        { every: 3600 * 1000 },
-        { name: JobName.ExpireIdempotencyRecords, data: { olderThanHours: this.config.IDEMPOTENCY_TTL_HOURS } },
-      );
-    await this.queue
-      .queue(QueueName.Maintenance)
-      .upsertJobScheduler(
-        SESSION_RETENTION_SCHEDULER,
-        { every: this.config.SESSION_RETENTION_INTERVAL_MS },
-        { name: JobName.ExpireIdleSessions, data: { batchSize: this.config.SESSION_RETENTION_BATCH_SIZE } },
-      );
   }
 
   /** Waits for running jobs to finish, so a deploy never cuts one in half. */
