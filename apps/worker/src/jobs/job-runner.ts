@@ -13,6 +13,7 @@ import {
 import { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, WorkerConfig, workerLockOptions } from '../config/worker-config';
+import { jobFailure } from './job-failure';
 import { WorkerActivity } from '../status/worker-activity';
 import { MaintenanceSchedules } from '../maintenance/maintenance-schedules';
 
@@ -69,7 +70,12 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
           // Every line the job writes names it and its session (logs read with the worker's pino logger).
           withJobLogFields({ jobId: String(job.id), job: job.name, ...sessionOf(job.data) }, () =>
             this.registry.dispatch(job.name, job.data, { signal, finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) }),
-          ),
+          ).catch((error: unknown) => {
+            const failure = jobFailure(error);
+            // BullMQ keeps the failure's message (tenants read it on the job's row); the log keeps the driver's.
+            if (failure !== error) this.logger.warn(`Job ${job.name} ${job.id}: ${(failure as Error).message}: ${(error as Error).message}`);
+            throw failure;
+          }),
         { connection, prefix: this.config.QUEUE_PREFIX, concurrency: this.config.WORKER_CONCURRENCY, ...workerLockOptions(this.config) },
       );
       // A lock this worker could not renew may already be another worker's: the run here stops at its next step.
