@@ -23,6 +23,14 @@ class SecondHandler {
 }
 
 @Injectable()
+class ExpireSessionsHandler {
+  @OnJob(JobName.ExpireIdleSessions)
+  async run() {
+    return 0;
+  }
+}
+
+@Injectable()
 class CompactHandler {
   @OnJob(JobName.Compact)
   async run() {
@@ -61,19 +69,19 @@ describe('JobRunner discovery', () => {
   });
 
   it('refuses to start when a job has two handlers, naming both', async () => {
-    await expect(compile([FirstHandler, SecondHandler, CompactHandler])).rejects.toThrow('FirstHandler.run, SecondHandler.run');
+    await expect(compile([FirstHandler, SecondHandler, ExpireSessionsHandler, CompactHandler])).rejects.toThrow('FirstHandler.run, SecondHandler.run');
   });
 
   it('finds the one handler of each job', async () => {
-    const moduleRef = await compile([FirstHandler, CompactHandler]);
+    const moduleRef = await compile([FirstHandler, ExpireSessionsHandler, CompactHandler]);
     const runner = moduleRef.get(JobRunner);
-    expect([...runner.registry.names].sort()).toEqual([JobName.ExpireIdempotencyRecords, JobName.Compact].sort());
+    expect([...runner.registry.names].sort()).toEqual([JobName.ExpireIdempotencyRecords, JobName.ExpireIdleSessions, JobName.Compact].sort());
     await expect(runner.registry.dispatch(JobName.ExpireIdempotencyRecords, { olderThanHours: 1 })).resolves.toBe(1);
   });
 
   it('dispatches to the instance Nest finished, even when it was built after the runner', async () => {
     const late = { provide: 'LATE_DEPENDENCY', useFactory: () => new Promise<string>((resolve) => setTimeout(() => resolve('its dependency'), 20)) };
-    const moduleRef = await compile([FirstHandler, LateHandler, late]);
+    const moduleRef = await compile([FirstHandler, ExpireSessionsHandler, LateHandler, late]);
     await expect(moduleRef.get(JobRunner).registry.dispatch(JobName.Compact, { jobId: '00000000-0000-4000-8000-000000000000', sessionId: '00000000-0000-4000-8000-000000000001', tenantId: '00000000-0000-4000-8000-000000000002' })).resolves.toBe('compacted with its dependency');
   });
 });
