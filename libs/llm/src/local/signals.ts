@@ -4,6 +4,7 @@
  * identifiers, numbers and key/value facts. Nothing here knows any agent's or benchmark's
  * phrasing; every pattern is a general property of English prose, shell output or code.
  */
+import { assignments, changeStatements, copulaStatements, type FactMatch } from './fact-scan';
 import { arrowParts, bareFiles, extensionSet, hasExtension, slashPaths, specialFiles } from './signal-scan';
 
 export const FILE_EXT =
@@ -359,31 +360,11 @@ export interface Fact {
   value: string;
 }
 
-const QUOTED = '"[^"\\n]{1,60}"|\'[^\'\\n]{1,60}\'|`[^`\\n]{1,60}`';
-/**
- * Values that read as values when stated with "is/are": numbers (with units), versions, quoted
- * text, ids with digits, and booleans when the clause ends with them ("is on.", not "are on the table").
- */
-const VALUE_LIKE = `(?:${QUOTED}|[$€£]?-?\\d[\\d,]*(?:\\.\\d+)?(?:\\s?(?:%|[A-Za-zµ/]{1,8}\\b))?|v?\\d+(?:\\.\\d+){1,3}\\b|(?:true|false|on|off|enabled|disabled|null|none|nil)(?=\\s*(?:[.,;:)!?]|$))|[A-Za-z_][\\w./-]*\\d[\\w./-]*)`;
-/** Any short value, for explicit assignment ("=", "set to"). */
-const ANY_VALUE = `(?:${QUOTED}|[^\\s,;)]{1,60})`;
-const KEY_WORDS = '[A-Za-z_][\\w.\\-]*(?:\\s+[A-Za-z_][\\w.\\-]*){0,2}';
-const CHANGE_VERBS = 'set|changed|updated|increased|decreased|reduced|raised|lowered|bumped|configured|moved|pinned';
-
-const FACT_ASSIGN = new RegExp(`(?:^|[\\s(,;])(?:export\\s+|set\\s+|let\\s+|const\\s+|var\\s+)?([A-Za-z_][\\w.\\-]*(?:\\[[^\\]\\n]{1,30}\\])?)\\s*(?::=|=)(?![=>~])\\s*(${ANY_VALUE})`, 'g');
-const FACT_COPULA = new RegExp(
-  `(?:^|[\\s(])(${KEY_WORDS})\\s+(?:is|are|was|were|has been|have been|remains|stays)\\s+(?:now\\s+|currently\\s+|still\\s+|already\\s+)?(?:(?:${CHANGE_VERBS})\\s+to\\s+(${ANY_VALUE})|(${VALUE_LIKE}))(?=[\\s.,;:)!?]|$)`,
-  'gi',
-);
-const FACT_CHANGE = new RegExp(
-  `\\b(?:set|sets|setting|change|changes|changed|changing|update|updates|updated|bump|bumped|increase|increased|decrease|decreased|raise|raised|lower|lowered|reduce|reduced|configure|configured|pin|pinned)\\s+(?:the\\s+)?(${KEY_WORDS}?)\\s+(?:from\\s+\\S+\\s+)?to\\s+(${ANY_VALUE})`,
-  'gi',
-);
-/** Each fact pattern with a cheap guard that must match first. */
-const FACT_PATTERNS: [RegExp, RegExp][] = [
-  [FACT_ASSIGN, /=/],
-  [FACT_COPULA, /\b(?:is|are|was|were|been|remains|stays)\b/i],
-  [FACT_CHANGE, /\bto\b/i],
+/** Each fact scan (fact-scan.ts) with a cheap guard that must match first. */
+const FACT_PATTERNS: [(text: string) => Iterable<FactMatch>, RegExp][] = [
+  [assignments, /=/],
+  [copulaStatements, /\b(?:is|are|was|were|been|remains|stays)\b/i],
+  [changeStatements, /\bto\b/i],
 ];
 /** "Status: passing", "Max retries: 5": a label of at most three words and a short value. */
 const FACT_LABEL = /^([A-Za-z][\w.\-/]*(?: [\w.\-/]+){0,2})\s*:\s+(\S+(?: \S+){0,3})$/;
@@ -423,11 +404,12 @@ export function extractFacts(text: string): Fact[] {
     seen.add(key);
     facts.push({ key, value });
   };
-  for (const [re, guard] of FACT_PATTERNS) {
+  for (const [scan, guard] of FACT_PATTERNS) {
     if (!guard.test(text)) continue;
-    re.lastIndex = 0;
-    for (let m = re.exec(text); m !== null && facts.length < 4; m = re.exec(text)) add(m[1], m[2] ?? m[3]);
-    re.lastIndex = 0;
+    for (const m of scan(text)) {
+      if (facts.length >= 4) break;
+      add(m.key, m.value);
+    }
   }
   // "command → outcome": the outcome is the value of the command.
   const arrow = text.includes('→') || text.includes('->') ? arrowParts(text) : undefined;
