@@ -1,23 +1,13 @@
-// Loads .env (if present) under the real environment: variables already set win.
-import { existsSync, readFileSync } from 'node:fs';
+// Loads .env (if present) under the real environment: Node's own dotenv parser
+// (process.loadEnvFile, Node >= 20.12) never overrides a variable already set, so the
+// environment wins. It reads `export KEY=`, single/double/backtick quotes, `#` comment
+// lines, and a ` #` after an unquoted value as a comment (quote a value that holds one).
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { root } from './prisma.mjs';
 
 export function loadDotEnv(file = path.join(root, '.env')) {
-  if (!existsSync(file)) return {};
-  const values = {};
-  for (const raw of readFileSync(file, 'utf8').split('\n')) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#')) continue;
-    const eq = line.indexOf('=');
-    if (eq < 1) continue;
-    const key = line.slice(0, eq).trim().replace(/^export\s+/, '');
-    let value = line.slice(eq + 1).trim();
-    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) value = value.slice(1, -1);
-    values[key] = value;
-  }
-  for (const [key, value] of Object.entries(values)) if (process.env[key] === undefined) process.env[key] = value;
-  return values;
+  if (existsSync(file)) process.loadEnvFile(file);
 }
 
 export function maskUrl(raw) {
