@@ -23,6 +23,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { contextText, factProblem, isRetained, isStaleOnly } from './lib/quality-facts.mjs';
 import { generateQualitySessions, MODELS } from './lib/quality-generator.mjs';
@@ -482,17 +483,20 @@ async function runSession(api, s, key, index, preset, budget, window, tag, probe
 
 // `node bench/quality.mjs --dump DIR`: write the generated sessions without running anything.
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const args = process.argv.slice(2);
-  const value = (name, fallback) => {
-    const i = args.indexOf(`--${name}`);
-    return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
-  };
-  const dir = value('dump');
-  if (!dir) {
-    console.error('usage: node bench/quality.mjs --dump <dir> [--seed N] [--count N] [--wording original|paraphrase]   (to run the benchmark: npm run bench -- quality)');
+  const usage = 'usage: node bench/quality.mjs --dump <dir> [--seed N] [--count N] [--wording original|paraphrase]   (to run the benchmark: npm run bench -- quality)';
+  let values;
+  try {
+    ({ values } = parseArgs({ options: { dump: { type: 'string' }, seed: { type: 'string' }, count: { type: 'string' }, wording: { type: 'string' } }, strict: true }));
+  } catch (error) {
+    console.error(`${error.message}\n${usage}`);
     process.exit(1);
   }
-  const sessions = generateQualitySessions(Number(value('seed', DEFAULT_SEED)), Number(value('count', DEFAULT_COUNT)), { wording: value('wording', 'original') });
+  const dir = values.dump;
+  if (!dir) {
+    console.error(usage);
+    process.exit(1);
+  }
+  const sessions = generateQualitySessions(Number(values.seed || DEFAULT_SEED), Number(values.count || DEFAULT_COUNT), { wording: values.wording || 'original' });
   dumpSessions(path.resolve(dir), sessions);
   console.log(`wrote ${sessions.length} sessions to ${dir}`);
 }

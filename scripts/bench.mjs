@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { ensureDependencies } from './lib/deps.mjs';
 import { loadDotEnv } from './lib/env.mjs';
 import { prisma, root } from './lib/prisma.mjs';
@@ -18,11 +19,26 @@ const BENCHES = {
   quality: () => import('../bench/quality.mjs'),
   analytics: () => import('../bench/analytics.mjs'),
   proxy: () => import('../bench/proxy.mjs'),
+  hostile: () => import('../bench/hostile.mjs'),
 };
 /** Benchmarks that need a worker process running the compaction jobs next to the API. */
-const NEEDS_WORKER = new Set(['quality', 'proxy']);
-/** Options that take a value (`--name value` or `--name=value`); any other `--flag` is boolean. */
-const VALUE_OPTIONS = new Set(['sessions', 'dump', 'seed', 'count', 'presets', 'concurrency', 'json', 'sets', 'aider', 'overrides']);
+const NEEDS_WORKER = new Set(['quality', 'proxy', 'hostile']);
+/** Every option a benchmark reads: a value (`--name value` or `--name=value`) or a boolean flag. */
+const OPTIONS = {
+  ...Object.fromEntries(['sessions', 'dump', 'seed', 'count', 'presets', 'concurrency', 'json', 'sets', 'aider', 'overrides'].map((name) => [name, { type: 'string' }])),
+  // An experiment (another policy override, say) that must not replace the documented run.
+  'no-write': { type: 'boolean' },
+  // quality: leave out the real agent traces of testdata/.
+  'no-real': { type: 'boolean' },
+  // analytics: only the session-search subsection (seeds only its 100,000 sessions).
+  'search-only': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+};
+const USAGE = `usage: npm run bench [-- [${Object.keys(BENCHES).join('|')} ...] [options]]   (no name: every benchmark)
+  --no-write            print the results without writing docs/benchmarks.md
+  quality: --sets a,b  --sessions DIR  --dump DIR  --seed N  --count N  --presets a,b  --concurrency N
+           --overrides JSON  --json FILE  --aider N  --no-real
+  analytics: --search-only`;
 const PORT = Number(process.env.BENCH_PORT || 3190);
 
 async function recreateDatabase(baseUrl, name) {
@@ -84,23 +100,13 @@ async function startWorker(env) {
 }
 
 /** Benchmark names and `--options` from the command line. */
-function parseArgs(argv) {
-  const names = [];
-  const options = {};
-  for (let i = 0; i < argv.length; i += 1) {
-    const arg = argv[i];
-    if (!arg.startsWith('--')) {
-      names.push(arg);
-      continue;
-    }
-    const [name, inline] = arg.slice(2).split(/=(.*)/s);
-    if (inline !== undefined) options[name] = inline;
-    else if (VALUE_OPTIONS.has(name)) {
-      if (argv[i + 1] === undefined) throw new ServiceError(`--${name} needs a value`);
-      options[name] = argv[(i += 1)];
-    } else options[name] = true;
+function parseCommandLine(argv) {
+  try {
+    const { positionals, values } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    return { names: positionals, options: values };
+  } catch (error) {
+    throw new ServiceError(`${error.message}\n${USAGE}`);
   }
-  return { names, options };
 }
 
 /** Replaces (or appends) the section between `<!-- bench:NAME -->` markers. */
@@ -118,7 +124,11 @@ function writeSection(name, markdown) {
 }
 
 async function main() {
-  const { names, options } = parseArgs(process.argv.slice(2));
+  const { names, options } = parseCommandLine(process.argv.slice(2));
+  if (options.help) {
+    console.log(USAGE);
+    return;
+  }
   const selected = names.length ? names : Object.keys(BENCHES);
   const unknown = selected.filter((n) => !(n in BENCHES));
   if (unknown.length) throw new ServiceError(`unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`);
@@ -160,7 +170,6 @@ async function main() {
       step(`bench: ${name}`);
       const bench = await BENCHES[name]();
       const markdown = await bench.run({ apiUrl: `http://127.0.0.1:${PORT}`, key, databaseUrl: benchUrl, root, machine, options, log: (line) => console.log(`  ${line}`) });
-      // `--no-write`: an experiment (another policy override, say) that must not replace the documented run.
       if (!options['no-write']) writeSection(name, markdown);
       console.log(markdown);
     }

@@ -1,6 +1,7 @@
 // API keys from the command line (`npm run keys -- create --name ci --scopes ingest,read`).
 // Keys are printed once and stored only as their SHA-256.
 import { ApiKeyRepository, ApiKeyScope, PgPoolService, PrismaService, TenantRepository } from '@compactor/persistence';
+import { parseArgs } from 'node:util';
 import { generateApiKey, hashApiKey, keyPrefix } from '../auth/api-key-secret';
 import { SCOPES } from '../auth/scopes';
 import { loadApiConfig } from '../config/api-config';
@@ -11,28 +12,50 @@ const usage = `usage:
   npm run keys -- list [--tenant default]
   npm run keys -- revoke <key id> [--tenant default]`;
 
-function option(args: string[], name: string): string | undefined {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : undefined;
+type Options = { name?: string; scopes?: string; 'expires-in-days'?: string; tenant?: string; help?: boolean };
+
+/** The command, its positional arguments and options; a message for an unknown option or one without its value. */
+function parseCommandLine(argv: string[]): { command?: string; args: string[]; options: Options } | { error: string } {
+  try {
+    const { positionals, values } = parseArgs({
+      args: argv,
+      options: { name: { type: 'string' }, scopes: { type: 'string' }, 'expires-in-days': { type: 'string' }, tenant: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
+    const [command, ...args] = positionals;
+    return { command, args, options: values };
+  } catch (error) {
+    return { error: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 async function main(): Promise<number> {
-  const [command, ...args] = process.argv.slice(2);
+  const parsed = parseCommandLine(process.argv.slice(2));
+  if ('error' in parsed) {
+    console.error(`${parsed.error}\n${usage}`);
+    return 2;
+  }
+  const { command, args, options } = parsed;
+  if (options.help) {
+    console.log(usage);
+    return 0;
+  }
   const config = loadApiConfig();
   const prisma = new PrismaService(config.DATABASE_URL);
   const pg = new PgPoolService(config.DATABASE_URL);
   try {
-    const tenant = await new TenantRepository(prisma).ensure(option(args, 'tenant'));
+    const tenant = await new TenantRepository(prisma).ensure(options.tenant);
     const keys = new ApiKeyRepository(prisma, pg);
     if (command === 'create') {
-      const name = option(args, 'name');
-      const scopes = (option(args, 'scopes') ?? 'ingest,read').split(',').map((s) => s.trim());
+      const name = options.name;
+      const scopes = (options.scopes ?? 'ingest,read').split(',').map((s) => s.trim());
       const bad = scopes.filter((s) => !(SCOPES as string[]).includes(s));
       if (!name || bad.length > 0) {
         console.error(bad.length ? `unknown scope(s): ${bad.join(', ')} (allowed: ${SCOPES.join(', ')})` : usage);
         return 2;
       }
-      const days = option(args, 'expires-in-days');
+      const days = options['expires-in-days'];
       const lifetime = days === undefined ? undefined : Number(days);
       if (lifetime !== undefined && !(Number.isInteger(lifetime) && lifetime >= 1 && lifetime <= MAX_KEY_LIFETIME_DAYS)) {
         console.error(`--expires-in-days must be a whole number of days from 1 to ${MAX_KEY_LIFETIME_DAYS}`);
