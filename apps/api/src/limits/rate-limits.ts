@@ -4,6 +4,7 @@ import { createProducerConnection } from '@compactor/jobs';
 import type { Redis } from 'ioredis';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { LRUCache } from 'lru-cache';
 import { RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from 'rate-limiter-flexible';
 import type { AuthContext } from '../auth/scopes';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
@@ -54,7 +55,8 @@ export interface RequestAdmission {
  */
 @Injectable()
 export class RateLimits implements OnApplicationShutdown {
-  private readonly limiters = new Map<string, RLWrapperTimeouts>();
+  /** Limiter objects by counter and value (the counts live in Redis); the least recently used go past MAX_LIMITERS. */
+  private readonly limiters = new LRUCache<string, RLWrapperTimeouts>({ max: MAX_LIMITERS });
   /** One admission per request: the body gate, the guard and the proxy's handler all ask. */
   private readonly admissions = new WeakMap<IncomingMessage, Promise<RequestAdmission>>();
   private readonly prefix: string;
@@ -189,7 +191,6 @@ export class RateLimits implements OnApplicationShutdown {
     const id = `${counter}:${points}`;
     let limiter = this.limiters.get(id);
     if (!limiter) {
-      if (this.limiters.size >= MAX_LIMITERS) this.limiters.clear();
       // The key prefix is the counter's, whatever the value: limiters of two values share one count.
       const store = new RateLimiterRedis({ storeClient: this.redis, keyPrefix: `${this.prefix}:${counter}`, points, duration: RATE_WINDOW_SECONDS, rejectIfRedisNotReady: true });
       limiter = new RLWrapperTimeouts({ limiter: store, timeoutMs: REDIS_TIMEOUT_MS });

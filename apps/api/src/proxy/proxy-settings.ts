@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { TenantRepository } from '@compactor/persistence';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
@@ -40,7 +41,8 @@ const TTL_MS = 10_000;
  */
 @Injectable()
 export class ProxySettings {
-  private readonly cache = new Map<string, { at: number; settings: UpstreamSettings | ProxyError }>();
+  /** Per tenant for TTL_MS; the least recently used go past 10,000 tenants. */
+  private readonly cache = new LRUCache<string, UpstreamSettings | ProxyError>({ max: 10_000, ttl: TTL_MS });
 
   constructor(
     @Inject(API_CONFIG) private readonly config: ApiConfig,
@@ -50,7 +52,7 @@ export class ProxySettings {
 
   async forTenant(tenantId: string): Promise<UpstreamSettings> {
     const hit = this.cache.get(tenantId);
-    const settings = hit && Date.now() - hit.at < TTL_MS ? hit.settings : await this.read(tenantId);
+    const settings = hit ?? (await this.read(tenantId));
     if (settings instanceof ProxyError) throw settings;
     return settings;
   }
@@ -72,8 +74,7 @@ export class ProxySettings {
       timeoutMs: own?.timeoutMs ?? this.config.COMPACTOR_PROXY_TIMEOUT_MS,
     };
     if (!this.config.COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS) settings = (await this.internalUpstream(tenantId, own)) ?? settings;
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(tenantId, { at: Date.now(), settings });
+    this.cache.set(tenantId, settings);
     return settings;
   }
 

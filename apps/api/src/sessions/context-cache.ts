@@ -1,5 +1,6 @@
 import { CanonicalMessage, VersionPrefix } from '@compactor/compaction';
 import { SessionRecord } from '@compactor/persistence';
+import { LRUCache } from 'lru-cache';
 
 export interface CachedMessage {
   seq: number;
@@ -42,62 +43,54 @@ export function contextFingerprint(session: SessionRecord): string {
  * fingerprint, an append only extends the seq range.
  */
 export class ContextCache {
-  private readonly entries = new Map<string, { source: ContextSource; bytes: number }>();
-  private bytes = 0;
+  /** lru-cache evicts the least recently used entries past `maxBytes`; absent when the cache is off (0). */
+  private readonly entries: LRUCache<string, CacheEntry> | undefined;
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(private readonly maxBytes: number) {
+    this.entries = maxBytes > 0 ? new LRUCache<string, CacheEntry>({ maxSize: maxBytes, sizeCalculation: (entry) => entry.bytes }) : undefined;
+  }
 
   get enabled(): boolean {
-    return this.maxBytes > 0;
+    return this.entries !== undefined;
   }
 
   get(sessionId: string, fingerprint: string): ContextSource | undefined {
-    const entry = this.entries.get(sessionId);
+    const entry = this.entries?.get(sessionId);
     if (!entry) return undefined;
     if (entry.source.fingerprint !== fingerprint) {
       this.delete(sessionId);
       return undefined;
     }
-    // Most recently used last.
-    this.entries.delete(sessionId);
-    this.entries.set(sessionId, entry);
     return entry.source;
   }
 
   /** Keeps `source` unless a newer one (further seq) is already cached. */
   set(sessionId: string, source: ContextSource, bytes: number): void {
-    if (!this.enabled || bytes > this.maxBytes) return;
-    const current = this.entries.get(sessionId);
+    if (!this.entries || bytes > this.maxBytes) return;
+    const current = this.entries.peek(sessionId);
     if (current && current.source.fingerprint === source.fingerprint && current.source.throughSeq > source.throughSeq) return;
-    this.delete(sessionId);
     this.entries.set(sessionId, { source, bytes });
-    this.bytes += bytes;
-    for (const [id] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
-      this.delete(id);
-    }
   }
 
-  /** Records the size a new serialized body adds to its entry. */
+  /** Records the size a new serialized body adds to its entry (evicting older entries past the budget, or this one if it alone exceeds it). */
   grow(sessionId: string, source: ContextSource, bytes: number): void {
-    const entry = this.entries.get(sessionId);
-    if (!entry || entry.source !== source) return;
-    entry.bytes += bytes;
-    this.bytes += bytes;
-    for (const [id] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
-      this.delete(id);
-    }
+    const entry = this.entries?.peek(sessionId);
+    if (!this.entries || !entry || entry.source !== source) return;
+    const grown = { source, bytes: entry.bytes + bytes };
+    if (grown.bytes > this.maxBytes) this.entries.delete(sessionId);
+    else this.entries.set(sessionId, grown);
   }
 
   delete(sessionId: string): void {
-    const entry = this.entries.get(sessionId);
-    if (!entry) return;
-    this.entries.delete(sessionId);
-    this.bytes -= entry.bytes;
+    this.entries?.delete(sessionId);
   }
 
   get size(): { entries: number; bytes: number } {
-    return { entries: this.entries.size, bytes: this.bytes };
+    return { entries: this.entries?.size ?? 0, bytes: this.entries?.calculatedSize ?? 0 };
   }
+}
+
+interface CacheEntry {
+  source: ContextSource;
+  bytes: number;
 }

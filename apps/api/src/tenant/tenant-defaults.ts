@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { PolicyInput } from '@compactor/compaction';
 import { TenantRepository } from '@compactor/persistence';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { LOGGER } from '../logging/logger';
@@ -17,7 +18,8 @@ const TTL_MS = 10_000;
  */
 @Injectable()
 export class TenantDefaults {
-  private readonly cache = new Map<string, { at: number; policy: PolicyInput | undefined }>();
+  /** Per tenant for TTL_MS (wrapped: a tenant without defaults caches `undefined`); the least recently used go past 10,000 tenants. */
+  private readonly cache = new LRUCache<string, { policy: PolicyInput | undefined }>({ max: 10_000, ttl: TTL_MS });
 
   constructor(
     private readonly tenants: TenantRepository,
@@ -26,12 +28,11 @@ export class TenantDefaults {
 
   async policy(tenantId: string): Promise<PolicyInput | undefined> {
     const hit = this.cache.get(tenantId);
-    if (hit && Date.now() - hit.at < TTL_MS) return hit.policy;
+    if (hit) return hit.policy;
     const parsed = storedDefaultsSchema.safeParse((await this.tenants.settings(tenantId)) ?? {});
     if (!parsed.success) this.logger.warn({ tenantId, problems: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) }, 'tenant default policy ignored');
     const policy = parsed.success ? parsed.data.defaultPolicy : undefined;
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(tenantId, { at: Date.now(), policy });
+    this.cache.set(tenantId, { policy });
     return policy;
   }
 

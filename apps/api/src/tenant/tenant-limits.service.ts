@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { effectiveLimits, limitDefaults, TenantLimits, TenantRepository } from '@compactor/persistence';
+import { LRUCache } from 'lru-cache';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
 
 const TTL_MS = 10_000;
@@ -11,7 +12,8 @@ const TTL_MS = 10_000;
  */
 @Injectable()
 export class TenantLimitsService {
-  private readonly cache = new Map<string, { at: number; limits: TenantLimits }>();
+  /** Per tenant for TTL_MS; the least recently used go past 10,000 tenants. */
+  private readonly cache = new LRUCache<string, TenantLimits>({ max: 10_000, ttl: TTL_MS });
   private readonly defaults: TenantLimits;
 
   constructor(
@@ -23,10 +25,9 @@ export class TenantLimitsService {
 
   async limits(tenantId: string): Promise<TenantLimits> {
     const hit = this.cache.get(tenantId);
-    if (hit && Date.now() - hit.at < TTL_MS) return hit.limits;
+    if (hit) return hit;
     const limits = effectiveLimits(await this.tenants.settings(tenantId), this.defaults);
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(tenantId, { at: Date.now(), limits });
+    this.cache.set(tenantId, limits);
     return limits;
   }
 

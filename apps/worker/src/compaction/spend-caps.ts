@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CompactionRepository, effectiveLimits, limitDefaults, TenantLimits, TenantRepository } from '@compactor/persistence';
+import { LRUCache } from 'lru-cache';
 import { WORKER_CONFIG, WorkerConfig } from '../config/worker-config';
 
 const TTL_MS = 10_000;
@@ -30,7 +31,8 @@ export function utcDayStart(now = new Date()): Date {
 @Injectable()
 export class SpendCaps {
   private readonly defaults: TenantLimits;
-  private readonly cache = new Map<string, { at: number; limits: TenantLimits }>();
+  /** Per tenant for TTL_MS; the least recently used go past 10,000 tenants. */
+  private readonly cache = new LRUCache<string, TenantLimits>({ max: 10_000, ttl: TTL_MS });
 
   constructor(
     @Inject(WORKER_CONFIG) config: WorkerConfig,
@@ -55,10 +57,9 @@ export class SpendCaps {
 
   private async limits(tenantId: string): Promise<TenantLimits> {
     const hit = this.cache.get(tenantId);
-    if (hit && Date.now() - hit.at < TTL_MS) return hit.limits;
+    if (hit) return hit;
     const limits = effectiveLimits(await this.tenants.settings(tenantId), this.defaults);
-    if (this.cache.size > 10_000) this.cache.clear();
-    this.cache.set(tenantId, { at: Date.now(), limits });
+    this.cache.set(tenantId, limits);
     return limits;
   }
 }
