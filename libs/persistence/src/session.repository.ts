@@ -74,6 +74,11 @@ export interface SessionListFilter {
   limit: number;
 }
 
+/** The term as literal text inside a LIKE pattern: `\\`, `%` and `_` escaped with LIKE's default escape character. */
+export function escapeLikePattern(term: string): string {
+  return term.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
 export type SessionRow = Omit<SessionRecord, 'historyTokens'> & { historyTokens: bigint | number | string };
 
 export function toSessionRecord(row: SessionRow): SessionRecord {
@@ -271,7 +276,9 @@ export class SessionRepository {
   async list(filter: SessionListFilter): Promise<SessionRecord[]> {
     const where: Prisma.SessionWhereInput = { tenantId: filter.tenantId };
     if (filter.model) where.model = filter.model;
-    if (filter.search) where.externalId = { contains: filter.search, mode: 'insensitive' };
+    // `external_id ILIKE '%term%'` (Prisma's insensitive contains), which the trigram index serves. Prisma passes the term
+    // into the pattern as it is, so its wildcards are escaped here: a search for `a_b` matches that text, not `axb`.
+    if (filter.search) where.externalId = { contains: escapeLikePattern(filter.search), mode: 'insensitive' };
     if (filter.activeAfter || filter.activeBefore) where.lastActivityAt = { gte: filter.activeAfter, lte: filter.activeBefore };
     if (filter.minUtilization !== undefined || filter.maxUtilization !== undefined) {
       where.utilization = { gte: filter.minUtilization, lte: filter.maxUtilization };

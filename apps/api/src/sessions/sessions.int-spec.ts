@@ -315,6 +315,20 @@ describe('sessions over REST', () => {
       expect(listB.sessions.every((s: { id: string }) => !s.id.startsWith('anthropic-'))).toBe(true);
     });
 
+    it('searches a substring of the session id, case-insensitive, its wildcards taken literally', async () => {
+      const key = await api.tenantKey(['ingest', 'read']);
+      for (const id of ['srch.a_b-1', 'srch.axb-2', 'Srch.Other-3']) await append(key, id, { messages: [{ role: 'user', content: id }] }).expect(201);
+      const ids = async (term: string) =>
+        (await http().get(`/v1/sessions?search=${encodeURIComponent(term)}`).set(as(key)).expect(200)).body.sessions.map((s: { id: string }) => s.id);
+      // Newest activity first, as without a search.
+      expect(await ids('SRCH.')).toEqual(['Srch.Other-3', 'srch.axb-2', 'srch.a_b-1']);
+      expect(await ids('a_b')).toEqual(['srch.a_b-1']);
+      expect(await ids('xb')).toEqual(['srch.axb-2']); // shorter than a trigram: still found
+      expect(await ids('other-3')).toEqual(['Srch.Other-3']);
+      expect(await ids('%')).toEqual([]);
+      expect(await ids('srch\\')).toEqual([]);
+    });
+
     it('creates, lists with filters and cursor, updates and deletes', async () => {
       const key = await api.tenantKey(['ingest', 'read', 'admin']);
       const created = await http().post('/v1/sessions').set(as(key)).send({ id: 'crud-1', model: 'gpt-4o-mini', policy: 'factor3' }).expect(201);
