@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { MessageKeys, messageKeys, StoredKeys } from '@compactor/compaction';
 import { canonicalOf, MessageRepository, SessionRecord } from '@compactor/persistence';
+import { LRUCache } from 'lru-cache';
 
 /** A session's history as the proxy compares it: keys per message, the system prompts at its start apart. */
 export interface StoredConversation {
@@ -22,12 +23,13 @@ const MAX_SESSIONS = 5_000;
  */
 @Injectable()
 export class ConversationStore {
-  private readonly entries = new Map<string, StoredConversation>();
+  /** Entries are read with peek: only `touch` (a load that serves or refreshes an entry, an extend) makes one the most recently used. */
+  private readonly entries = new LRUCache<string, StoredConversation>({ max: MAX_SESSIONS });
 
   constructor(private readonly messages: MessageRepository) {}
 
   async load(session: SessionRecord): Promise<StoredConversation> {
-    const cached = this.entries.get(session.id);
+    const cached = this.entries.peek(session.id);
     if (cached && cached.throughSeq === session.lastSeq) return this.touch(session.id, cached);
     if (cached && cached.throughSeq > session.lastSeq) return this.cut(cached, session.lastSeq);
     const after = cached?.throughSeq ?? 0;
@@ -60,7 +62,7 @@ export class ConversationStore {
    * leading system prompts. Otherwise the next load reads the rows.
    */
   extend(sessionId: string, afterSeq: number, keys: MessageKeys[]): void {
-    const cached = this.entries.get(sessionId);
+    const cached = this.entries.peek(sessionId);
     if (!cached || !cached.leadingDone || cached.throughSeq !== afterSeq) return;
     this.touch(sessionId, {
       ...cached,
@@ -70,9 +72,7 @@ export class ConversationStore {
   }
 
   private touch(sessionId: string, entry: StoredConversation): StoredConversation {
-    this.entries.delete(sessionId);
     this.entries.set(sessionId, entry);
-    if (this.entries.size > MAX_SESSIONS) this.entries.delete(this.entries.keys().next().value as string);
     return entry;
   }
 
