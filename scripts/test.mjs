@@ -5,7 +5,7 @@ import path from 'node:path';
 import { ensureDependencies } from './lib/deps.mjs';
 import { loadDotEnv } from './lib/env.mjs';
 import { prisma, root } from './lib/prisma.mjs';
-import { run, step } from './lib/run.mjs';
+import { formatDuration, run, step } from './lib/run.mjs';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, ensureChromium, ensurePostgres, ensureRedis, ServiceError } from './lib/services.mjs';
 
 const bin = (name) => path.join(root, 'node_modules/.bin', name);
@@ -19,6 +19,9 @@ function record(name, ok, detail = '') {
   else failed += 1;
 }
 
+/** Milliseconds since `start` (a `performance.now()`), formatted. */
+const since = (start) => formatDuration(performance.now() - start);
+
 function readJson(file) {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
@@ -28,6 +31,7 @@ function readJson(file) {
 }
 
 async function main() {
+  const startedAt = performance.now();
   loadDotEnv();
   await ensureDependencies();
   step('Checking PostgreSQL, Redis and Chromium');
@@ -52,23 +56,25 @@ async function main() {
 
   for (const target of ['lint', 'typecheck', 'build']) {
     step(`nx run-many -t ${target}`);
+    const start = performance.now();
     const code = await run(bin('nx'), ['run-many', '-t', target, '--output-style=static', '--parallel=2'], { env });
-    record(`${target} (every project)`, code === 0);
+    record(`${target} (every project)`, code === 0, since(start));
   }
 
   step('jest: unit and integration tests');
   const jestOut = path.join(tmp, 'jest-results.json');
   rmSync(jestOut, { force: true });
+  const jestStart = performance.now();
   await run(bin('jest'), ['--ci', '--maxWorkers=2', '--json', `--outputFile=${jestOut}`], { env });
   const jest = readJson(jestOut);
-  if (!jest) record('jest', false, 'produced no results');
+  if (!jest) record('jest', false, `produced no results — ${since(jestStart)}`);
   else {
     passed += jest.numPassedTests;
     failed += jest.numFailedTests;
     // A suite that fails before running its tests (a compile error) counts as one failure.
     const broken = jest.testResults.filter((s) => s.status === 'failed' && s.assertionResults.length === 0).length;
     failed += broken;
-    results.push(`${jest.numFailedTests + broken === 0 ? '✔' : '✘'} jest — ${jest.numPassedTests} passed, ${jest.numFailedTests} failed, ${broken} suites broken`);
+    results.push(`${jest.numFailedTests + broken === 0 ? '✔' : '✘'} jest — ${jest.numPassedTests} passed, ${jest.numFailedTests} failed, ${broken} suites broken — ${since(jestStart)}`);
   }
 
   step('Playwright in Chromium against the running stack');
@@ -87,22 +93,23 @@ async function main() {
   else {
     const pwOut = path.join(tmp, 'playwright-results.json');
     rmSync(pwOut, { force: true });
+    const pwStart = performance.now();
     await run(bin('playwright'), ['test', '-c', 'e2e/playwright.config.ts', '--reporter=list,json'], {
       env: { ...env, E2E_DATABASE_URL: e2eUrl.toString(), PLAYWRIGHT_JSON_OUTPUT_NAME: pwOut },
     });
     const pw = readJson(pwOut);
-    if (!pw) record('playwright', false, 'produced no results');
+    if (!pw) record('playwright', false, `produced no results — ${since(pwStart)}`);
     else {
       const { expected = 0, unexpected = 0, flaky = 0 } = pw.stats ?? {};
       passed += expected;
       failed += unexpected + flaky;
       const errors = (pw.errors ?? []).length;
       failed += errors;
-      results.push(`${unexpected + flaky + errors === 0 ? '✔' : '✘'} playwright — ${expected} passed, ${unexpected + flaky} failed${errors ? `, ${errors} errors` : ''}`);
+      results.push(`${unexpected + flaky + errors === 0 ? '✔' : '✘'} playwright — ${expected} passed, ${unexpected + flaky} failed${errors ? `, ${errors} errors` : ''} — ${since(pwStart)}`);
     }
   }
 
-  console.log(`\n${results.join('\n')}\n`);
+  console.log(`\n${results.join('\n')}\n\nnpm test took ${since(startedAt)} in all\n`);
   console.log(`${passed} passed, ${failed} failed`);
   process.exit(failed === 0 ? 0 : 1);
 }

@@ -19,3 +19,12 @@ export function run(command, args, options = {}) {
 export function step(message) {
   console.log(`\n▸ ${message}`);
 }
+
+/** Wall time as the summary shows it: `42 s`, `1 min 12 s`, `1 h 3 min`. */
+export function formatDuration(ms) {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${seconds % 60} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
