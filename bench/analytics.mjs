@@ -3,13 +3,17 @@
 // bulk INSERT ... SELECT generate_series straight into the benchmark database; then measures,
 // over HTTP against the running API, p50/p95/p99 of GET /v1/analytics/summary on several
 // date ranges and of GET /v1/sessions/:id/usage, and EXPLAINs every statement they run
-// (the statements themselves, from the built persistence lib).
+// (the statements themselves, from the built persistence lib). Then adds 100,000 sessions and times session
+// search with and without its trigram index (lib/session-search.mjs).
 //
 //   npm run bench -- analytics
+//   npm run bench -- analytics --search-only   (only the session-search subsection: seeds only its sessions)
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fmt, fmtInt, percentile } from './lib/stats.mjs';
 import { rng } from './lib/random.mjs';
+import { benchSessionSearch, seedSearchSessions } from './lib/session-search.mjs';
 
 const require = createRequire(import.meta.url);
 const SESSIONS = 10_000;
@@ -109,7 +113,21 @@ function planSummary(plan) {
   return out;
 }
 
-export async function run({ apiUrl, key, databaseUrl, root, machine, log }) {
+/** `--search-only`: the documented analytics section with its session-search subsection replaced. */
+function withSearchSection(root, searchLines) {
+  const file = path.join(root, 'docs/benchmarks.md');
+  const doc = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const section = doc.match(/<!-- bench:analytics:start -->\n([\s\S]*?)\n<!-- bench:analytics:end -->/)?.[1] ?? '## Usage and analytics';
+  return `${section.split('\n### Session search')[0].trimEnd()}\n\n${searchLines.join('\n')}`;
+}
+
+async function searchOnly({ db, get, tenantId, databaseUrl, root, log }) {
+  const seeded = await seedSearchSessions(db, tenantId);
+  log(`seeded ${fmtInt(seeded.rows)} sessions in ${fmt(seeded.ms / 1000)} s`);
+  return benchSessionSearch({ db, get, tenantId, databaseUrl, root, log, seeded });
+}
+
+export async function run({ apiUrl, key, databaseUrl, root, machine, options = {}, log }) {
   const { ANALYTICS_SQL } = require(path.join(root, 'dist/apps/api/libs/persistence/src/analytics.repository.js'));
   const { default: pg } = await import('pg');
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
@@ -117,6 +135,11 @@ export async function run({ apiUrl, key, databaseUrl, root, machine, log }) {
   const { rows: tenants } = await db.query(`SELECT tenant_id AS id FROM api_keys WHERE name = 'init' AND revoked_at IS NULL`);
   if (tenants.length !== 1) throw new Error('the benchmark key has no tenant');
   const tenantId = tenants[0].id;
+  if (options['search-only']) {
+    const lines = await searchOnly({ db, get, tenantId, databaseUrl, root, log });
+    await db.end();
+    return withSearchSection(root, lines);
+  }
 
   // ------------------------------------------------------------------ seed
   const seedStarted = performance.now();
@@ -201,6 +224,10 @@ export async function run({ apiUrl, key, databaseUrl, root, machine, log }) {
     }
     explains.push({ name, runs });
   }
+  // Last: it adds 100,000 sessions to the tenant, which the measurements above do not count.
+  const searchSeeded = await seedSearchSessions(db, tenantId);
+  log(`seeded ${fmtInt(searchSeeded.rows)} search sessions in ${fmt(searchSeeded.ms / 1000)} s`);
+  const searchLines = await benchSessionSearch({ db, get, tenantId, databaseUrl, root, log, seeded: searchSeeded });
   await db.end();
 
   // ------------------------------------------------------------------ report
@@ -242,6 +269,8 @@ export async function run({ apiUrl, key, databaseUrl, root, machine, log }) {
           ? `${seqScans.map((e) => `\`${e.name}\``).join(' and ')} read the index alone on 30 days, and the table sequentially on 365 days: that range holds every job of the table (one tenant owns them all here), and reading the whole table (${fmt(sizeOf.compaction_jobs / 2 ** 20, 0)} MB with its indexes) costs the planner less than the index; with several tenants the index range is the narrower read.`
           : `**Sequential scans** in: ${seqScans.map((e) => e.name).join(', ')}.`
     } What bounds the summary is the aggregation over the range's compaction jobs: its statements take ${fmt(summarySql365, 1)} ms of database time together on 365 days (the slowest, \`${slowest.name}\`, ${fmt(slowest.ms, 1)} ms), growing linearly with the jobs in the range; they run side by side, so the request pays about the slowest one plus HTTP, auth and serialization. The usage series costs one index range scan on \`usage_points (session_id, id)\`, a heap page per point.`,
+    '',
+    ...searchLines,
   ];
   return lines.join('\n');
 }
