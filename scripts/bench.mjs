@@ -1,8 +1,10 @@
 // `npm run bench [-- ingest ...]`: performance benchmarks against the built API on the real
-// PostgreSQL and Redis, in a database of their own (`compactor_bench`, recreated each run).
+// PostgreSQL and Redis, in a database of their own (`compactor_bench_<pid>`, created for the run and
+// dropped after it, so two runs at once never share or drop each other's data).
 // Each benchmark writes its section of docs/benchmarks.md; numbers are medians and ratios
 // measured side by side in one run (this machine is small and noisy).
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -53,6 +55,16 @@ async function recreateDatabase(baseUrl, name) {
   const url = new URL(baseUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+async function dropDatabase(baseUrl, name) {
+  const { default: pg } = await import('pg');
+  const admin = new URL(baseUrl);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await client.end();
 }
 
 async function startApi(env) {
@@ -144,8 +156,9 @@ async function main() {
   if ((await run(path.join(root, 'node_modules/.bin/nx'), buildArgs, { env })) !== 0) {
     throw new ServiceError('build failed');
   }
-  step('Creating the benchmark database compactor_bench');
-  const benchUrl = await recreateDatabase(databaseUrl, 'compactor_bench');
+  const benchDb = `compactor_bench_${process.pid}`;
+  step(`Creating the benchmark database ${benchDb}`);
+  const benchUrl = await recreateDatabase(databaseUrl, benchDb);
   const migrated = prisma(['migrate', 'deploy'], { databaseUrl: benchUrl });
   if (migrated.status !== 0) throw new ServiceError(`migration failed: ${migrated.stderr}`);
 
@@ -176,6 +189,9 @@ async function main() {
   } finally {
     worker?.kill('SIGTERM');
     api.kill('SIGTERM');
+    const exited = (child) => (child && child.exitCode === null && child.signalCode === null ? once(child, 'exit') : undefined);
+    await Promise.all([exited(api), exited(worker)]);
+    await dropDatabase(databaseUrl, benchDb).catch((error) => console.error(`could not drop ${benchDb}: ${error.message}`));
   }
   if (!options['no-write']) console.log('\nwrote docs/benchmarks.md');
 }
