@@ -5,6 +5,7 @@ import { checkPostgres } from '@compactor/persistence';
 import { createApp } from './app.factory';
 import { loadApiConfig } from './config/api-config';
 import { HttpDrain } from './reliability/http-drain';
+import { MessageTokenCounter } from './tokens/message-token-counter';
 
 async function bootstrap(): Promise<void> {
   let config;
@@ -29,6 +30,9 @@ async function bootstrap(): Promise<void> {
   }
 
   const app = await createApp(config);
+  // The token pool's threads start with their rank tables loaded before the API listens: the first
+  // large text would otherwise wait ~0.5-1 s for them (npm run bench -- hostile).
+  await app.get(MessageTokenCounter).warm();
   const drain = new HttpDrain(app.getHttpServer());
   await app.listen(config.PORT, config.HOST);
   console.log(`Compactor API listening on http://${config.HOST}:${config.PORT} (docs at /docs)`);

@@ -158,6 +158,26 @@ describe('TokenCountPool', () => {
     await queued;
   });
 
+  it('warm() starts every thread with its rank tables loaded, so a first large text is counted at once', async () => {
+    class CountingPool extends TokenCountPool {
+      spawned = 0;
+      protected override spawnWorker(): Worker {
+        this.spawned += 1;
+        return super.spawnWorker();
+      }
+    }
+    const warmed = new CountingPool({ threads: 2, inlineBelowChars: 0 });
+    try {
+      await warmed.warm('o200k_base');
+      expect(warmed.spawned).toBe(2);
+      const text = agentText(200_000, 7);
+      expect(await warmed.count([text, text], gpt4o)).toEqual([countTextSync(text, 'o200k_base'), countTextSync(text, 'o200k_base')]);
+      expect(warmed.spawned).toBe(2);
+    } finally {
+      await warmed.close();
+    }
+  });
+
   it('rejects an encoding it does not know', async () => {
     await expect(shared.count(['x'], { ...gpt4o, encoding: 'p50k_base' as never })).rejects.toThrow('Unsupported encoding');
   });

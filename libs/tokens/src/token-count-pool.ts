@@ -142,6 +142,17 @@ export class TokenCountPool {
     return counts;
   }
 
+  /**
+   * Starts every thread and has each load `encoding`'s rank tables (about 0.5 s of CPU each), so the
+   * first large text a server counts does not wait for them. Idle threads stay unref'd.
+   */
+  async warm(encoding: Encoding): Promise<void> {
+    assertEncoding(encoding);
+    const jobs: Array<Promise<void>> = [];
+    for (let i = 0; i < this.threads; i++) jobs.push(this.submitBatch([0], [''], encoding, [0]));
+    await Promise.all(jobs);
+  }
+
   /** Rejects queued and running calls and terminates the workers. The pool cannot be reused. */
   async close(): Promise<void> {
     this.closed = true;

@@ -17,6 +17,11 @@ export class MessageTokenCounter implements OnModuleDestroy {
   /** Totals of what clients send again with every request (system prompts, tool schemas), by model and content. */
   private readonly repeated = new Map<string, number>();
 
+  /** Starts the pool's threads with o200k's rank tables (the encoding of every current model) loaded. */
+  warm(): Promise<void> {
+    return this.pool.warm('o200k_base');
+  }
+
   /** `offThread`: every text is counted on the pool's threads, none on this one (see TokenCountPool.count). */
   async count(messages: CanonicalMessage[], spec: ModelSpec, options: { offThread?: boolean } = {}): Promise<number[]> {
     const parts = messages.map(countableParts);
