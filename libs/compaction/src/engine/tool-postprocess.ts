@@ -366,7 +366,18 @@ function rowsFromJson(value: unknown): { rows: unknown[]; stated?: number } | un
 }
 
 /** `/^[\s|+:=-]*-{3,}[\s|+:=-]*$/` (cubic on a long line of dashes) as a scan: table-rule characters only, with a `---`. */
-const isSeparatorLine = (t: string) => t.includes('---') && [...t].every((ch) => '|+:=-'.includes(ch) || isWhitespace(ch));
+/** A table rule (`---|---`, `+----+`): only rule characters and whitespace, with `---` in it. A loop, not `[...t]`: a megabyte-long line would be a million strings. */
+const isSeparatorLine = (t: string) => {
+  if (!t.includes('---')) return false;
+  for (let i = 0; i < t.length; i++) if (!'|+:=-'.includes(t[i]) && !isWhitespace(t[i])) return false;
+  return true;
+};
+/** How many times `d` occurs in `l` (`l.split(d).length - 1` without building the pieces). */
+const occurrences = (l: string, d: string) => {
+  let n = 0;
+  for (let at = l.indexOf(d); at >= 0; at = l.indexOf(d, at + d.length)) n++;
+  return n;
+};
 const ROWS_FOOTER = /^\((\d[\d,]*) rows?\)$/;
 
 /** psql / mysql / markdown / CSV / TSV tables: a header line and rows with the same number of delimiters. */
@@ -385,7 +396,7 @@ function rowsFromText(text: string): { header: string; rows: string[]; stated?: 
   }
   if (lines.length < 3) return undefined;
   for (const d of ['|', '\t', ',']) {
-    const per = (l: string) => l.split(d).length - 1;
+    const per = (l: string) => occurrences(l, d);
     const want = per(lines[0]);
     if (want === 0) continue;
     if (lines.filter((l) => per(l) === want).length >= 0.9 * lines.length) return { header: lines[0], rows: lines.slice(1), ...(stated !== undefined ? { stated } : {}) };
