@@ -139,8 +139,7 @@ export async function run({ apiUrl, key, machine, log }) {
     '',
     `Targets: every request on the 3 MB inputs within 1 s — ${verdict(worstRequest <= 1000)} (slowest ${fmtInt(worstRequest)} ms; the API starts its token pool's threads`,
     `before it listens); /health within 100 ms meanwhile — ${verdict(worstHealth <= 100)} (slowest ${fmtInt(worstHealth)} ms). The bench's client runs on the same 2 cores,`,
-    'building and sending 3 MB bodies while it probes; the API thread\'s longest pauses are garbage collection of the megabyte strings',
-    'and, on factor3, its ingest post-processing of the 3 MB result at the first context read (about 20 ms of it).',
+    'building and sending 3 MB bodies while it probes; the API thread\'s longest pauses are garbage collection of the megabyte strings.',
   ];
   return lines.join('\n');
 }

@@ -83,13 +83,20 @@ const isCheckpoint = (m: CanonicalMessage) => m.role === 'system' && (m.tags?.in
  * message, so it is valid wherever it stands (Anthropic hoists it into the system prompt).
  * Undefined when they held no key.
  */
+/**
+ * The fallback runs on the API thread at read time: of a text longer than this, the note reads its
+ * first and last half only (a 3 MB conversation's note cost ~50 ms of the first read otherwise).
+ */
+const NOTE_SCAN_CHARS = 128 * 1024;
+const scanned = (t: string) => (t.length <= NOTE_SCAN_CHARS ? t : `${t.slice(0, NOTE_SCAN_CHARS / 2)}\n${t.slice(-NOTE_SCAN_CHARS / 2)}`);
+
 function droppedNote(dropped: SessionMessage[]): CanonicalMessage | undefined {
   const texts: string[] = [];
   for (const m of dropped) {
     for (const b of m.message.blocks) {
-      if (b.type === 'text') texts.push(b.text);
-      else if (b.type === 'tool_result') texts.push(typeof b.content === 'string' ? b.content : b.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n'));
-      else if (b.type === 'tool_use') texts.push(JSON.stringify(b.input ?? null));
+      if (b.type === 'text') texts.push(scanned(b.text));
+      else if (b.type === 'tool_result') texts.push(scanned(typeof b.content === 'string' ? b.content : b.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n')));
+      else if (b.type === 'tool_use') texts.push(scanned(JSON.stringify(b.input ?? null)));
     }
   }
   const text = texts.join('\n');
