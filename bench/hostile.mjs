@@ -118,6 +118,12 @@ export async function run({ apiUrl, key, machine, log }) {
   );
   const hugeRead = await timed(() => call('GET', `/v1/sessions/${hugeId}/context?format=openai`));
   const rssAfter = await residentMb(apiUrl);
+  // The worker's ingest run over it (balanced offloads a result that large to an artifact).
+  const hugeJobId = hugeAppend.result?.compaction?.jobId;
+  const jobStarted = performance.now();
+  const hugeJob = hugeJobId ? await jobEnd(hugeJobId) : undefined;
+  const hugeJobMs = performance.now() - jobStarted;
+  log(`30 MB result: worker job ${hugeJob?.status ?? 'not scheduled'} ${hugeJob ? `(${hugeJob.trigger}) in ${fmt(hugeJobMs)} ms after the read` : ''}`);
   log(`30 MB result: append ${fmt(hugeAppend.ms)} ms, read ${fmt(hugeRead.ms)} ms, slowest /health ${fmt(Math.max(hugeAppend.slowest, hugeRead.slowest))} ms, API RSS ${rssBefore} → ${rssAfter} MB`);
 
   const verdict = (ok) => (ok ? 'met' : '**missed**');
@@ -136,6 +142,7 @@ export async function run({ apiUrl, key, machine, log }) {
     '',
     `A 30 MB tool result without whitespace, appended and read once: append ${fmtInt(hugeAppend.ms)} ms, context read ${fmtInt(hugeRead.ms)} ms,`,
     `slowest /health ${fmtInt(Math.max(hugeAppend.slowest, hugeRead.slowest))} ms; the API's resident memory ${rssBefore} MB before, ${rssAfter} MB after.`,
+    hugeJob ? `The worker's ${hugeJob.trigger} job over it ended ${hugeJob.status} ${fmtInt(hugeJobMs)} ms after the read (steps: ${(hugeJob.steps ?? []).join(', ') || '—'}).` : 'No worker job was scheduled for it.',
     '',
     `Targets: every request on the 3 MB inputs within 1 s — ${verdict(worstRequest <= 1000)} (slowest ${fmtInt(worstRequest)} ms; the API starts its token pool's threads`,
     `before it listens); /health within 100 ms meanwhile — ${verdict(worstHealth <= 100)} (slowest ${fmtInt(worstHealth)} ms). The bench's client runs on the same 2 cores,`,
