@@ -59,14 +59,16 @@ export function resolvePresetParams(policy: PolicyInput, env: Record<string, unk
     { source: 'environment', values: env },
     { source: 'policy.overrides', values: overrides },
   ];
+  let params: object;
   try {
-    const params = resolveParams(preset.defaults, ...layers);
-    if (triggerProblems.length > 0) throw new ValidationFailed(triggerProblems);
-    return params;
+    params = resolveParams(preset.defaults, ...layers);
   } catch (error) {
-    if (error instanceof ValidationFailed && triggerProblems.length > 0 && error.problems !== triggerProblems) throw new ValidationFailed([...triggerProblems, ...error.problems]);
+    // One 400 names every bad field: the scheduler keys' and the stages'.
+    if (error instanceof ValidationFailed && triggerProblems.length > 0) throw new ValidationFailed([...triggerProblems, ...error.problems]);
     throw error;
   }
+  if (triggerProblems.length > 0) throw new ValidationFailed(triggerProblems);
+  return params;
 }
 
 /** Runs one compaction of the session's preset. */
