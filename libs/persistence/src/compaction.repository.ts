@@ -4,6 +4,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { CheckpointLevel, CompactionStatus, CompactionTrigger, Prisma } from './generated/prisma/client';
 import { PrismaService } from './prisma.service';
 import { insertSessionEvents } from './event.repository';
+import { utcDayStart } from './tenant-limits';
 
 const LEVELS: CheckpointLevel[] = ['recent', 'old', 'ancient', 'ultra'];
 
@@ -189,14 +190,15 @@ export class CompactionRepository {
   }
 
   /**
-   * What the tenant's compactions recorded as summarizer usage since that time (the spend caps of
-   * issue #15): tokens in and out and cost, over jobs created since. A run in flight adds its own.
+   * What the tenant's compactions recorded as summarizer usage today (UTC; the spend caps of issue
+   * #15): tokens in and out and cost, over jobs created since the day began. A run in flight adds its own.
    */
-  async spendSince(tenantId: string, since: Date): Promise<{ tokens: number; costUsd: number }> {
+  async spendToday(tenantId: string): Promise<{ since: Date; tokens: number; costUsd: number }> {
+    const since = utcDayStart();
     const rows = await this.prisma.$queryRaw<{ tokens: bigint | null; cost: Prisma.Decimal | null }[]>`
       SELECT SUM(llm_input_tokens + llm_output_tokens)::bigint AS tokens, SUM(llm_cost_usd) AS cost
       FROM compaction_jobs WHERE tenant_id = ${tenantId}::uuid AND created_at >= ${since}`;
-    return { tokens: Number(rows[0]?.tokens ?? 0), costUsd: Number(rows[0]?.cost ?? 0) };
+    return { since, tokens: Number(rows[0]?.tokens ?? 0), costUsd: Number(rows[0]?.cost ?? 0) };
   }
 
   async jobExists(id: string): Promise<boolean> {

@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /**
  * A tenant's limits (issue #15 items 3, 5 and 6): rate limits, summarizer spend caps and session
  * retention. Each is stored in `tenants.settings.limits` when the tenant sets it; otherwise the
@@ -78,4 +80,35 @@ export function limitDefaults(config: Record<string, unknown>): TenantLimits {
     out[field.name] = typeof value === 'number' ? value : 0;
   }
   return out;
+}
+
+/** The start of the current UTC day: the spend caps' day. */
+export function utcDayStart(now = new Date()): Date {
+  return new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+}
+
+/**
+ * The limits in force per tenant, read at most every 10 s per tenant and process (the least
+ * recently used go past 10,000 tenants). The API's rate limits and the worker's spend caps share
+ * it; a settings change drops this process's copy with `invalidate`, other processes follow within 10 s.
+ */
+export class TenantLimitsCache {
+  private readonly cache = new LRUCache<string, TenantLimits>({ max: 10_000, ttl: 10_000 });
+
+  constructor(
+    private readonly tenants: { settings(tenantId: string): Promise<unknown> },
+    private readonly defaults: TenantLimits,
+  ) {}
+
+  async limits(tenantId: string): Promise<TenantLimits> {
+    const hit = this.cache.get(tenantId);
+    if (hit) return hit;
+    const limits = effectiveLimits(await this.tenants.settings(tenantId), this.defaults);
+    this.cache.set(tenantId, limits);
+    return limits;
+  }
+
+  invalidate(tenantId: string): void {
+    this.cache.delete(tenantId);
+  }
 }

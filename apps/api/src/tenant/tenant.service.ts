@@ -89,10 +89,8 @@ export class TenantService {
 
   /** What the tenant's compactions spent on the summarizer since the start of the UTC day (the spend caps' measure). */
   private async spendToday(tenantId: string): Promise<TenantSettingsView['spendToday']> {
-    const now = new Date();
-    const since = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-    const spent = await this.compactions.spendSince(tenantId, since);
-    return { since: since.toISOString(), summarizerTokens: spent.tokens, summarizerCostUsd: spent.costUsd };
+    const spent = await this.compactions.spendToday(tenantId);
+    return { since: spent.since.toISOString(), summarizerTokens: spent.tokens, summarizerCostUsd: spent.costUsd };
   }
 
   async update(auth: AuthContext, change: TenantUpdate): Promise<TenantSettingsView> {
