@@ -5,6 +5,7 @@ export { type ParseResult, TOOL_ID_PATTERN, toolUseIdOf } from './messages/util'
 export * from './messages/detect';
 export * from './messages/anthropic';
 export * from './messages/openai';
+export * from './messages/responses';
 export * from './messages/canonical-parse';
 export * from './messages/sequence';
 export * from './messages/provider-valid';

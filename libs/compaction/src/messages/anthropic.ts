@@ -10,6 +10,7 @@ import {
   ImageBlock,
   ImageSource,
   OpaqueBlock,
+  Provider,
   TextBlock,
   ToolResultBlock,
   ToolResultContent,
@@ -250,7 +251,7 @@ export const ANTHROPIC_FIRST_USER_PLACEHOLDER = '(conversation continues)';
 
 type Out = Record<string, unknown>;
 
-function extrasFor(block: { extras?: Record<string, unknown>; origin?: 'anthropic' | 'openai' }, message: CanonicalMessage): Out {
+function extrasFor(block: { extras?: Record<string, unknown>; origin?: Provider }, message: CanonicalMessage): Out {
   return block.extras && extrasGoTo(block, message, 'anthropic') ? block.extras : {};
 }
 

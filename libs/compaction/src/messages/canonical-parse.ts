@@ -8,7 +8,7 @@ import { imageSizeFromBase64 } from './image-size';
 import { checkString, checkToolId, checkToolName, has, isRecord, kindOf, ParseResult, Problems } from './util';
 
 const ROLES: Role[] = ['system', 'user', 'assistant', 'tool'];
-const PROVIDERS: Provider[] = ['anthropic', 'openai'];
+const PROVIDERS: Provider[] = ['anthropic', 'openai', 'responses'];
 const FORMS = ['string', 'parts', 'null', 'absent'] as const;
 
 export function parseCanonicalMessages(input: unknown, path: string): ParseResult<CanonicalMessage[]> {
@@ -42,7 +42,7 @@ function optionalExtras(obj: Record<string, unknown>, path: string, problems: Pr
 function optionalOrigin(obj: Record<string, unknown>, path: string, problems: Problems): Provider | undefined {
   if (!has(obj, 'origin') || obj.origin === undefined) return undefined;
   if (PROVIDERS.includes(obj.origin as Provider)) return obj.origin as Provider;
-  problems.add(`${path}.origin`, "must be 'anthropic' or 'openai'");
+  problems.add(`${path}.origin`, "must be 'anthropic', 'openai' or 'responses'");
   return undefined;
 }
 
@@ -192,7 +192,7 @@ function parseBlock(value: unknown, path: string, problems: Problems, inResult: 
       break;
     }
     case 'opaque': {
-      if (!PROVIDERS.includes(value.provider as Provider)) problems.add(`${path}.provider`, "must be 'anthropic' or 'openai'");
+      if (!PROVIDERS.includes(value.provider as Provider)) problems.add(`${path}.provider`, "must be 'anthropic', 'openai' or 'responses'");
       if (!has(value, 'raw')) problems.add(`${path}.raw`, 'is required (the provider block as received)');
       if (value.slot !== undefined && value.slot !== 'tool_calls') problems.add(`${path}.slot`, "must be 'tool_calls'");
       if (PROVIDERS.includes(value.provider as Provider) && has(value, 'raw')) {

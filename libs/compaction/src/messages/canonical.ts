@@ -5,7 +5,8 @@
  * `extras`, and blocks it does not know are kept whole as `opaque`.
  */
 
-export type Provider = 'anthropic' | 'openai';
+/** `responses`: OpenAI's Responses API items (see responses.ts). */
+export type Provider = 'anthropic' | 'openai' | 'responses';
 export type MessageFormat = Provider | 'canonical';
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 

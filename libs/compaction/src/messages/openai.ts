@@ -4,7 +4,7 @@
  * system message whose extras say `role: 'developer'`; tool call arguments are kept
  * byte-exact in `argumentsText`.
  */
-import { Block, CanonicalMessage, ImageBlock, ImageSource, OpaqueBlock, TextBlock, ToolResultBlock, ToolUseBlock } from './canonical';
+import { Block, CanonicalMessage, ImageBlock, ImageSource, OpaqueBlock, Provider, TextBlock, ToolResultBlock, ToolUseBlock } from './canonical';
 import { imageSizeFromBase64 } from './image-size';
 import {
   checkToolId,
@@ -232,7 +232,7 @@ type Out = Record<string, unknown>;
 /** Prefix given to a failed tool result's content when it goes to OpenAI, which has no error flag. */
 export const OPENAI_TOOL_ERROR_PREFIX = 'Error: ';
 
-function extrasFor(block: { extras?: Record<string, unknown>; origin?: 'anthropic' | 'openai' }, message: CanonicalMessage): Out {
+function extrasFor(block: { extras?: Record<string, unknown>; origin?: Provider }, message: CanonicalMessage): Out {
   return block.extras && extrasGoTo(block, message, 'openai') ? block.extras : {};
 }
 

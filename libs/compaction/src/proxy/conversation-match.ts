@@ -71,7 +71,7 @@ export function blockKey(message: CanonicalMessage, block: Block): string | unde
     case 'redacted_thinking':
       return undefined;
     case 'opaque':
-      return `${g}o${hash(normalisedJson(block.raw))}`;
+      return isResponsesReasoning(block) ? undefined : `${g}o${hash(normalisedJson(block.raw))}`;
   }
 }
 
@@ -88,7 +88,12 @@ export function messageKeys(message: CanonicalMessage): MessageKeys {
 /** Whether the comparison looks at a block (`blockKey` gives it a key): not thinking, not an empty text. */
 export function isComparedBlock(block: Block): boolean {
   if (block.type === 'text') return block.text.trim() !== '';
-  return block.type !== 'thinking' && block.type !== 'redacted_thinking';
+  return block.type !== 'thinking' && block.type !== 'redacted_thinking' && !isResponsesReasoning(block);
+}
+
+/** A Responses `reasoning` item: the model's thinking, which clients may send back trimmed or not at all (compared like thinking: not). */
+function isResponsesReasoning(block: Block): boolean {
+  return block.type === 'opaque' && block.provider === 'responses' && isRecord(block.raw) && block.raw.type === 'reasoning';
 }
 
 /** Indexes (into the message's blocks) of the blocks `messageKeys` keeps, in order. */
