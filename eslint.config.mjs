@@ -1,5 +1,6 @@
 // One lint configuration for the workspace. The module-boundary rule keeps the
-// dependency directions of CONVENTIONS.md: apps -> libs; compaction imports only tokens;
+// dependency directions of CONVENTIONS.md: apps -> libs; compaction imports only tokens; the
+// dashboard only config and the API client; apps use the testing lib only in specs;
 // no lib imports an app.
 import js from '@eslint/js';
 import nx from '@nx/eslint-plugin';
@@ -12,6 +13,12 @@ const nodeGlobals = Object.fromEntries(
     .map((name) => [name, 'readonly']),
 );
 
+/** Test helpers inside an app (shared by its specs, left out of its build): lint treats them as specs. */
+const TEST_HELPERS = ['**/test-app.ts', '**/*-test-stack.ts'];
+
+/** Every lib but the testing one. */
+const LIB_SCOPES = ['scope:client', 'scope:compaction', 'scope:config', 'scope:jobs', 'scope:llm', 'scope:persistence', 'scope:tokens'];
+
 /** Allowed dependency directions by tag; tests may also import the testing lib. */
 function boundaries(inTests) {
   const extra = inTests ? ['scope:testing'] : [];
@@ -19,8 +26,14 @@ function boundaries(inTests) {
     enforceBuildableLibDependency: false,
     allow: [],
     depConstraints: [
-      { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
+      // An app's own code never imports the testing lib (factories, fake upstreams): only its specs and test helpers do.
+      // (Listed, not `notDependOnLibsWithTags`: that one also follows libs whose own specs use the testing lib.)
+      { sourceTag: 'type:app', onlyDependOnLibsWithTags: [...LIB_SCOPES, ...extra] },
+      // The dashboard reads the API over HTTP: its configuration and the generated API client, never the domain or the database.
+      { sourceTag: 'scope:dashboard', onlyDependOnLibsWithTags: ['scope:config', 'scope:client', ...extra] },
       { sourceTag: 'type:e2e', onlyDependOnLibsWithTags: ['type:lib'] },
+      // The REST client is published on its own: it depends on no other project.
+      { sourceTag: 'scope:client', onlyDependOnLibsWithTags: [...extra] },
       { sourceTag: 'scope:tokens', onlyDependOnLibsWithTags: [...extra] },
       { sourceTag: 'scope:config', onlyDependOnLibsWithTags: [...extra] },
       { sourceTag: 'scope:compaction', onlyDependOnLibsWithTags: ['scope:tokens', ...extra] },
@@ -63,12 +76,12 @@ export default tseslint.config(
     // tool output is adversarial input. Tests are exempt: their regexes see only their own data.
     plugins: { compactor: redos },
     files: ['apps/*/src/**/*.{ts,tsx}', 'libs/*/src/**/*.ts'],
-    ignores: ['**/*.spec.ts', '**/*.spec.tsx', '**/*.int-spec.ts', '**/test-app.ts'],
+    ignores: ['**/*.spec.ts', '**/*.spec.tsx', '**/*.int-spec.ts', ...TEST_HELPERS],
     rules: { 'compactor/redos-safe': ['error', { allow: REDOS_ALLOW, pending: REDOS_PENDING }] },
   },
   {
     // Tests may also use the testing lib (factories, databases, the fake LLM upstream).
-    files: ['**/*.spec.ts', '**/*.int-spec.ts', '**/test-app.ts'],
+    files: ['**/*.spec.ts', '**/*.spec.tsx', '**/*.int-spec.ts', ...TEST_HELPERS],
     rules: { '@nx/enforce-module-boundaries': ['error', boundaries(true)] },
   },
   {
