@@ -4,6 +4,7 @@ module.exports = {
     '<rootDir>/apps/api',
     '<rootDir>/apps/worker',
     '<rootDir>/apps/dashboard',
+    '<rootDir>/libs/client',
     '<rootDir>/libs/compaction',
     '<rootDir>/libs/config',
     '<rootDir>/libs/jobs',
@@ -12,5 +13,6 @@ module.exports = {
     '<rootDir>/libs/testing',
     '<rootDir>/libs/tokens',
     '<rootDir>/docker',
+    '<rootDir>/clients/python',
   ].filter((dir) => require('node:fs').existsSync(dir.replace('<rootDir>', __dirname) + '/jest.config.js')),
 };

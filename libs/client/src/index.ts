@@ -1,0 +1,3 @@
+export * from './client';
+export * from './errors';
+export type { components, operations, paths } from './generated/schema';
