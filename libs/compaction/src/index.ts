@@ -32,6 +32,7 @@ export * from './engine/two-layer';
 export * from './engine/offload';
 export * from './engine/watermark';
 export * from './engine/offload-compact';
+export * from './engine/finalize';
 export * from './reliability';
 export * from './proxy/conversation-match';
 export * from './policy/ranges';

@@ -1,24 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import {
-  applyPrefix,
-  CanonicalMessage,
-  checkLedger,
-  checkpointFacts,
-  checkpointMessage,
-  contextTextOf,
-  entryText,
+  compactedLedgerCheck,
   FactsLedger,
+  finalizeCompaction,
   LedgerState,
   ledgerSummary,
-  reliabilityOf,
-  goalBlockMessage,
-  goalBlockText,
   goalPromptOf,
   goalRecordFromJson,
-  taskStatement,
-  TASK_STATEMENT_BUDGET_SHARE,
-  TASK_STATEMENT_MAX_TOKENS,
-  renderGoalBlock,
   compactionDue,
   compactionHold,
   sessionBudget,
@@ -32,7 +20,6 @@ import {
   Summarizer,
   thresholdTokens,
   ValidationFailed,
-  VersionPrefix,
 } from '@compactor/compaction';
 import { JobName, JobPayload, JobQueue, JobRunContext, OnJob, QueueUnavailable } from '@compactor/jobs';
 import { canonicalOf, CompactionRepository, JobRecord, JobTakenOver, MessageRepository, prefixOf, Prisma, SessionRecord, SessionRepository } from '@compactor/persistence';
@@ -46,33 +33,6 @@ export const SUMMARIZER = Symbol('SUMMARIZER');
 /** A session's stored ledger keeps at most this many entries (the lightest go first; constraints and locked decisions never). */
 const MAX_LEDGER_ENTRIES = 5_000;
 
-/**
- * A compaction in numbers (its `compressed` event's data): tokens before and after, what it cost,
- * and how many leading messages of the context it left unchanged, so whether the provider's
- * prompt cache survives it.
- */
-function runFigures(
-  record: { tokensBefore: number; tokensAfter: number; llmCalls: number; llmCostUsd: number },
-  before: VersionPrefix,
-  after: VersionPrefix,
-  history: SessionMessage[],
-  count: (m: CanonicalMessage) => number,
-) {
-  const tokensOf = (c: Parameters<typeof checkpointMessage>[0]) => count(checkpointMessage(c));
-  const old = applyPrefix(before, history, tokensOf).map((m) => JSON.stringify(m.message));
-  const next = applyPrefix(after, history, tokensOf).map((m) => JSON.stringify(m.message));
-  let shared = 0;
-  while (shared < old.length && shared < next.length && old[shared] === next[shared]) shared++;
-  return {
-    tokensBefore: record.tokensBefore,
-    tokensAfter: record.tokensAfter,
-    llmCalls: record.llmCalls,
-    costUsd: record.llmCostUsd,
-    contextMessagesBefore: old.length,
-    sharedPrefixMessages: shared,
-    prefixChanged: shared < old.length,
-  };
-}
 /** Preset parameters from `COMPACTOR_COMPACT_*` (seed 003), already mapped to parameter paths. */
 export const COMPACTION_ENV_PARAMS = Symbol('COMPACTION_ENV_PARAMS');
 
@@ -214,7 +174,7 @@ export class CompactionService {
         // out, and every entry of the compacted span the would-be context no longer holds ("the facts it would drop").
         ledger: {
           ...(outcome.ledger ? ledgerSummary(outcome.ledger) : {}),
-          check: this.ledgerCheck(ledger, stored, history, prefix, outcome.prefix, prefix.goalBlock, counter.countMessage).ledger,
+          check: compactedLedgerCheck(ledger, stored, history, prefix, outcome.prefix, prefix.goalBlock, counter.countMessage).ledger,
         } as unknown as Prisma.InputJsonValue,
       });
       await finish({ ...record, status: outcome.status, reason: outcome.reason, error: outcome.status === 'failed' ? outcome.reason : undefined });
@@ -231,22 +191,21 @@ export class CompactionService {
       return { status: outcome.status };
     }
 
-    // The goal block is frozen into the new version: the goal and what the goal markers recorded, summarized span included.
-    // The record is kept up to date on append (markers) and by PUT goal; a record that is still empty falls back to the history's markers.
-    const goalRecord = goalRecordFromJson(session.goal);
-    const rendered = renderGoalBlock(goalRecord).trim();
-    // Without a goal, the session's task is its first request: once the compaction takes that message out of the context,
-    // its opening lines join the goal block (protected), so the agent still knows what it was asked (issue #14, high compression).
-    const task = goalRecord.goal
-      ? undefined
-      : taskStatement(stored, Math.min(TASK_STATEMENT_MAX_TOKENS, Math.floor(TASK_STATEMENT_BUDGET_SHARE * budget.budget)), counter.countText);
-    const taskGone = task !== undefined && task.seq <= outcome.prefix.coversThroughSeq && outcome.prefix.treatments[task.seq]?.kind === 'summarized';
-    const goalText = [rendered ? rendered : goalBlockText(stored.map((m) => m.message)), taskGone ? `TASK (the session's first request):\n${task.text}` : undefined].filter(Boolean).join('\n\n') || undefined;
-    const goalBlock = goalText ? { text: goalText, tokens: counter.countMessage(goalBlockMessage(goalText)) } : undefined;
-    // SPEC.md "Reliability score": the facts ledger of what this run compacted, checked against the new context.
-    const pinned = this.ledgerCheck(ledger, stored, history, prefix, outcome.prefix, goalBlock, counter.countMessage);
-    const reliability = reliabilityOf({ model: spec, compactions: session.compactions + 1, contextConfidence: pinned.survival.share });
-    const earlier = new Set(prefix.checkpoints.map((c) => c.id));
+    // The pure part (goal block, facts-ledger check, reliability, new checkpoints' fields, the event's figures): libs/compaction.
+    const final = finalizeCompaction({
+      outcome,
+      stored,
+      history,
+      before: prefix,
+      ledger,
+      goal: goalRecordFromJson(session.goal),
+      budget: budget.budget,
+      model: spec,
+      compactionsBefore: session.compactions,
+      figures: record,
+      countMessage: counter.countMessage,
+      countText: counter.countText,
+    });
     const versionId = await this.compactions.commit({
       sessionId: session.id,
       tenantId,
@@ -255,26 +214,18 @@ export class CompactionService {
       baseVersionId: session.headVersionId,
       coversThroughSeq: outcome.prefix.coversThroughSeq,
       treatments: outcome.prefix.treatments,
-      checkpoints: outcome.prefix.checkpoints.map((c) => {
-        // Checkpoints the head already has are stored rows: only a new one is read for its fields (the repository keeps the old rows as they are).
-        if (earlier.has(c.id)) return c;
-        // Seed 004: each checkpoint records its key decisions, files modified and next steps, from the span it covers.
-        const covered = history.filter((m) => m.seq >= c.fromSeq && m.seq <= c.toSeq).map((m) => m.message);
-        return { ...c, ...checkpointFacts(c.text, covered), factsLedger: pinned.ledger as unknown as Prisma.InputJsonValue, factsSurvived: pinned.survival.share };
-      }),
-      reliability: { score: reliability.score, contextConfidence: pinned.survival.share },
+      checkpoints: final.checkpoints.map(({ factsLedger, ...c }) => (factsLedger ? { ...c, factsLedger: factsLedger as unknown as Prisma.InputJsonValue } : c)),
+      reliability: final.reliability,
       watermarkSeq: outcome.prefix.watermarkSeq,
-      goalBlock,
+      goalBlock: final.goalBlock,
       artifacts: outcome.artifacts,
-      artifactIds: Object.values(outcome.prefix.treatments).flatMap((t) => (t.kind === 'offloaded' ? t.artifactIds : [])),
-      prefixTokens: outcome.prefix.checkpoints.reduce((n, c) => n + c.tokens, 0) + (goalBlock?.tokens ?? 0),
-      // The presets' prefixes carry no goal block: its tokens count on top of theirs.
-      contextTokens: outcome.tokensAfter - (outcome.prefix.goalBlock?.tokens ?? 0) + (goalBlock?.tokens ?? 0),
+      artifactIds: final.artifactIds,
+      prefixTokens: final.prefixTokens,
+      contextTokens: final.contextTokens,
       loadedThroughSeq: throughSeq,
       budget: budget.budget,
       threshold: thresholdTokens(budget, policy),
-      // The `compressed` event says what the run did in numbers: tokens, cost, and how much of the prompt prefix it kept.
-      events: outcome.events.map((e) => (e.type === 'compressed' ? { ...e, data: { ...(e.data ?? {}), ...runFigures(record, prefix, outcome.prefix, history, counter.countMessage) } } : e)),
+      events: final.events,
       // SPEC.md "Snapshot": taken before every compaction, so every compaction can be undone.
       snapshotBefore: {
         metadata: { lastSeq: session.lastSeq, contextTokens: session.contextTokens, utilization: session.utilization, compactions: session.compactions, reliability: session.reliability, contextConfidence: session.contextConfidence, versionNumber: head?.number ?? 0 },
@@ -292,7 +243,7 @@ export class CompactionService {
     this.progress.committed(session.id);
     // A result still over the trigger would call for another run at the next append: wait for enough new tokens instead.
     const threshold = thresholdTokens(budget, policy);
-    const contextAfter = outcome.tokensAfter - (outcome.prefix.goalBlock?.tokens ?? 0) + (goalBlock?.tokens ?? 0);
+    const contextAfter = final.contextTokens;
     if (contextAfter >= threshold) await this.hold(session, tenantId, budget, contextAfter, threshold, 'the protected part and the newest turns alone stay above the trigger');
     else if (session.compactionHoldTokens !== null) await this.sessions.holdCompactions(session.id, null);
     // Seed 003 deletes the offload files after a compaction; here only what no version refers to goes.
@@ -351,26 +302,6 @@ export class CompactionService {
         data: { contextTokens, threshold, holdUntilTokens: until },
       },
     ]);
-  }
-
-  /**
-   * The facts ledger of the span this run compacted (entries whose latest mention is in a message
-   * whose treatment changed; read from the stored, uncompacted history) and the share of it found
-   * in the new context, goal block included.
-   */
-  private ledgerCheck(ledger: FactsLedger, stored: SessionMessage[], history: SessionMessage[], before: VersionPrefix, after: VersionPrefix, goalBlock: { text: string } | undefined, count: (m: CanonicalMessage) => number) {
-    const changed = new Set(
-      stored
-        .filter((m) => m.seq <= after.coversThroughSeq && JSON.stringify(after.treatments[m.seq] ?? null) !== JSON.stringify(m.seq <= before.coversThroughSeq ? (before.treatments[m.seq] ?? null) : null))
-        .map((m) => m.seq),
-    );
-    const entries = ledger.entries().filter((e) => changed.has(e.lastSeq));
-    const context = applyPrefix(after, history, (c) => count(checkpointMessage(c))).map((m) => m.message);
-    const survival = checkLedger(entries, `${goalBlock?.text ?? ''}\n${contextTextOf(context)}`, stored[stored.length - 1]?.seq);
-    return {
-      ledger: { total: survival.total, survived: survival.survived, missing: survival.missing.slice(0, 60).map((e) => ({ kind: e.kind, text: entryText(e), seq: e.lastSeq })) },
-      survival: { total: survival.total, survived: survival.survived, share: survival.share },
-    };
   }
 
   /** Records and enqueues an automatic compaction (the sweep uses it too); a trigger folded into a waiting job is answered by it. */
