@@ -177,4 +177,22 @@ describe('observation masking (balanced; SPEC.md Policies)', () => {
       { numRuns: 150, seed: 20261123 },
     );
   });
+  it('gives the same result on every call, memoized or not: a repeated call, another tool name, an exempt tool, another counter', () => {
+    fc.assert(
+      fc.property(sessionArb, (messages) => {
+        const protection = protectionOf(messages, policy());
+        const fresh = () => session(messages.map((m) => structuredClone(m.message)));
+        const first = maskObservations(messages, protection, params, count);
+        const again = maskObservations(messages, protection, params, count);
+        expect(again).toEqual(first);
+        expect(again).toEqual(maskObservations(fresh(), protectionOf(fresh(), policy()), params, count));
+        // What decides a message's mask changes: the memo must not answer with the old form.
+        const exempt = protectionOf(messages, policy({ exemptToolNames: ['bash'] }));
+        expect(maskObservations(messages, exempt, params, count)).toEqual(maskObservations(fresh(), protectionOf(fresh(), policy({ exemptToolNames: ['bash'] })), params, count));
+        const other: CountMessage = (m) => 2 * count(m);
+        expect(maskObservations(messages, protection, params, other)).toEqual(maskObservations(fresh(), protectionOf(fresh(), policy()), params, other));
+      }),
+      { numRuns: 40 },
+    );
+  });
 });

@@ -23,6 +23,14 @@ const resultText = (b: ToolResultBlock): string =>
   typeof b.content === 'string' ? b.content : b.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
 
 /**
+ * A message masked before, by what decided its form: its seq and, per block, the tool name it was
+ * masked under ('' = left as it was). Masking is pure, and the read-time fallback masks the same
+ * stored messages on every read until a compaction lands (the ledger scan of each output made that
+ * ~0.6 s a read at 1,000 messages): the result is kept with the message object while it lives.
+ */
+const masks = new WeakMap<CanonicalMessage, { signature: string; count: CountMessage; result: SessionMessage }>();
+
+/**
  * Observation masking: the output of old tool calls is replaced by a one-line placeholder
  * that names the tool, its size and where the full output is (the history keeps it, Guarantee
  * 1). The tool_result block itself stays, with its id and error flag, so every tool pair is
@@ -47,31 +55,44 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
   const masked: number[] = [];
   const out = messages.map((m, i) => {
     if (i >= boundary || protection.whole.has(m.seq)) return m;
-    let changed = false;
-    const blocks: Block[] = m.message.blocks.map((b) => {
-      if (b.type !== 'tool_result' || protection.exemptToolUseIds.has(b.toolUseId)) return b;
+    // Which blocks go, and under which tool name: the whole input of the masked form besides the message.
+    const maskAs = m.message.blocks.map((b) => {
+      if (b.type !== 'tool_result' || protection.exemptToolUseIds.has(b.toolUseId)) return '';
       const text = resultText(b);
       // Already short: a mask, or an artifact reference that names where the full output is.
-      if (text.startsWith('[masked tool output') || text.startsWith('[offloaded tool output')) return b;
-      const approxTokens = Math.ceil(text.length / 4);
-      if (approxTokens <= params.minTokens) return b;
-      changed = true;
-      const name = names.get(b.toolUseId) ?? 'tool';
-      const lines = text.split('\n').length;
-      const placeholder = `[masked tool output: ${name}, ${lines} lines, ~${approxTokens} tokens; the full output is in the session history at seq ${m.seq}]`;
-      const errors = errorLines(text);
-      // The ledger keys it held (SPEC.md "Facts ledger"): settings, versions, tests, URLs, ids, a few paths.
-      const keys = placeholderKeys(text);
-      const withKeys = keys ? `${placeholder}\nKeys in it: ${keys}` : placeholder;
-      return { ...b, content: errors.length > 0 ? `${withKeys}\nErrors in it:\n${errors.join('\n')}` : withKeys };
+      if (text.startsWith('[masked tool output') || text.startsWith('[offloaded tool output')) return '';
+      if (Math.ceil(text.length / 4) <= params.minTokens) return '';
+      return names.get(b.toolUseId) ?? 'tool';
     });
-    if (!changed) return m;
-    const message: CanonicalMessage = { ...m.message, blocks };
-    const tokens = count(message);
-    if (tokens >= m.tokens) return m;
+    if (maskAs.every((name) => name === '')) return m;
+    const signature = `${m.seq}\u0000${m.tokens}\u0000${maskAs.join('\u0000')}`;
+    const memo = masks.get(m.message);
+    const hit = memo !== undefined && memo.signature === signature && memo.count === count;
+    const result = hit ? memo.result : maskMessage(m, maskAs, count);
+    if (!hit) masks.set(m.message, { signature, count, result });
+    if (result === m || result.tokens >= m.tokens) return m;
     masked.push(m.seq);
-    return { seq: m.seq, message, tokens };
+    return result;
   });
   const sum = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);
   return { messages: out, masked, tokensBefore: sum(messages), tokensAfter: sum(out) };
+}
+
+/** `m` with the tool outputs `maskAs` names (by tool name; '' = kept) replaced by their placeholder, counted again. */
+function maskMessage(m: SessionMessage, maskAs: string[], count: CountMessage): SessionMessage {
+  const blocks: Block[] = m.message.blocks.map((b, j) => {
+    if (b.type !== 'tool_result' || maskAs[j] === '') return b;
+    const text = resultText(b);
+    const approxTokens = Math.ceil(text.length / 4);
+    const lines = text.split('\n').length;
+    const placeholder = `[masked tool output: ${maskAs[j]}, ${lines} lines, ~${approxTokens} tokens; the full output is in the session history at seq ${m.seq}]`;
+    const errors = errorLines(text);
+    // The ledger keys it held (SPEC.md "Facts ledger"): settings, versions, tests, URLs, ids, a few paths.
+    const keys = placeholderKeys(text);
+    const withKeys = keys ? `${placeholder}\nKeys in it: ${keys}` : placeholder;
+    return { ...b, content: errors.length > 0 ? `${withKeys}\nErrors in it:\n${errors.join('\n')}` : withKeys };
+  });
+  const message: CanonicalMessage = { ...m.message, blocks };
+  const tokens = count(message);
+  return tokens >= m.tokens ? m : { seq: m.seq, message, tokens };
 }
