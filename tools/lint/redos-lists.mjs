@@ -7,8 +7,6 @@ export const REDOS_ALLOW = [
   {"file":"libs/llm/src/providers/anthropic.ts","source":"\\/+$","reason":"the provider base URL from the operator's configuration"},
   {"file":"libs/llm/src/providers/ollama.ts","source":"\\/+$","reason":"the provider base URL from the operator's configuration"},
   {"file":"libs/llm/src/providers/openai.ts","source":"\\/+$","reason":"the provider base URL from the operator's configuration"},
-  {"file":"libs/testing/src/fake-llm/fake-llm.ts","source":"^(\\S+)\\s+(.*)$","reason":"the test double's own scripts, never in the service"},
-  {"file":"libs/testing/src/fake-llm/fake-llm.ts","source":"\\s*\\S+\\s*","reason":"the test double's own scripts, never in the service"},
   {"file":"libs/testing/src/recording-relay.ts","source":"\\/+$","reason":"a test relay's configured URL, never in the service"},
 ];
 

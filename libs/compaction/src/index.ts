@@ -13,6 +13,7 @@ export * from './messages/countable';
 export * from './policy/presets';
 export * from './budget/budget';
 export * from './llm/summarizer';
+export * from './llm/provider-error-shapes';
 export * from './engine/types';
 export * from './engine/protection';
 export * from './engine/masking';

@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import type { ProxyProvider } from './provider-errors';
+import type { ProxyShape } from './proxy-request';
 
 /**
  * Reads the upstream's answer as it passes through (the bytes go to the client untouched) and
@@ -192,8 +192,54 @@ export function openaiStreamAssembler(): AnswerAssembler {
   };
 }
 
+function responsesInputTokens(usage: unknown): number | undefined {
+  return isObject(usage) && typeof usage.input_tokens === 'number' ? usage.input_tokens : undefined;
+}
+
+/**
+ * Responses' `response.*` events: the output items as `response.output_item.done` gives them (in output order), or the
+ * final `response.completed`'s `output` when it has them. Recorded as `{ output: items }`; an answer that failed or
+ * stopped incomplete records nothing.
+ */
+export function responsesStreamAssembler(): AnswerAssembler {
+  const items: Json[] = [];
+  let final: unknown[] | undefined;
+  let completed = false;
+  let failed = false;
+  let input: number | undefined;
+  const reader = new SseReader((_event, data) => {
+    const e = parseJson(data);
+    if (!isObject(e)) return;
+    switch (e.type) {
+      case 'response.output_item.done':
+        if (isObject(e.item)) items[typeof e.output_index === 'number' && e.output_index >= 0 && e.output_index < 10_000 ? e.output_index : items.length] = e.item;
+        break;
+      case 'response.completed': {
+        completed = true;
+        const response = isObject(e.response) ? e.response : {};
+        if (Array.isArray(response.output) && response.output.length > 0) final = response.output;
+        input = responsesInputTokens(response.usage);
+        break;
+      }
+      case 'response.failed':
+      case 'response.incomplete':
+      case 'error':
+        failed = true;
+        break;
+    }
+  });
+  return {
+    push: (chunk) => reader.push(chunk),
+    message: () => {
+      const output = final ?? items.filter((i) => i !== undefined);
+      return completed && !failed && output.length > 0 ? { output } : undefined;
+    },
+    inputTokens: () => (completed && !failed ? input : undefined),
+  };
+}
+
 /** A non-streamed answer: the JSON body, read whole. */
-export function jsonAnswerAssembler(provider: ProxyProvider): AnswerAssembler {
+export function jsonAnswerAssembler(provider: ProxyShape): AnswerAssembler {
   const chunks: Buffer[] = [];
   let parsed: { body: unknown } | undefined;
   const body = () => (parsed ??= { body: parseJson(Buffer.concat(chunks).toString('utf8')) }).body;
@@ -205,11 +251,15 @@ export function jsonAnswerAssembler(provider: ProxyProvider): AnswerAssembler {
     inputTokens: () => {
       const b = body();
       if (!isObject(b)) return undefined;
-      return provider === 'anthropic' ? anthropicInputTokens(b.usage) : openaiInputTokens(b.usage);
+      return provider === 'anthropic' ? anthropicInputTokens(b.usage) : provider === 'responses' ? responsesInputTokens(b.usage) : openaiInputTokens(b.usage);
     },
     message: () => {
       const body = parsed?.body ?? parseJson(Buffer.concat(chunks).toString('utf8'));
       if (!isObject(body)) return undefined;
+      if (provider === 'responses') {
+        const done = body.status === undefined || body.status === 'completed';
+        return done && Array.isArray(body.output) && body.output.length > 0 ? { output: body.output } : undefined;
+      }
       if (provider === 'anthropic') {
         return Array.isArray(body.content) && body.content.length > 0 ? { role: 'assistant', content: body.content } : undefined;
       }
@@ -224,7 +274,7 @@ export function jsonAnswerAssembler(provider: ProxyProvider): AnswerAssembler {
   };
 }
 
-export function answerAssembler(provider: ProxyProvider, stream: boolean): AnswerAssembler {
-  if (!stream) return jsonAnswerAssembler(provider);
-  return provider === 'anthropic' ? anthropicStreamAssembler() : openaiStreamAssembler();
+export function answerAssembler(shape: ProxyShape, stream: boolean): AnswerAssembler {
+  if (!stream) return jsonAnswerAssembler(shape);
+  return shape === 'anthropic' ? anthropicStreamAssembler() : shape === 'responses' ? responsesStreamAssembler() : openaiStreamAssembler();
 }

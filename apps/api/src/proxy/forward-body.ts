@@ -8,6 +8,7 @@ import {
   SessionMessage,
   toAnthropic,
   toOpenAI,
+  toResponses,
 } from '@compactor/compaction';
 import { randomUUID } from 'node:crypto';
 import type { ProxyRequest } from './proxy-request';
@@ -113,13 +114,19 @@ export interface ForwardInput {
 }
 
 /** JSON of a context message in each provider's shape, per message object: context messages are shared across requests while unchanged. */
-const serialized: Record<'anthropic' | 'openai', WeakMap<CanonicalMessage, string>> = { anthropic: new WeakMap(), openai: new WeakMap() };
+const serialized: Record<'anthropic' | 'openai' | 'responses', WeakMap<CanonicalMessage, string>> = { anthropic: new WeakMap(), openai: new WeakMap(), responses: new WeakMap() };
 
-function jsonOf(provider: 'anthropic' | 'openai', message: CanonicalMessage): string {
+function jsonOf(provider: 'anthropic' | 'openai' | 'responses', message: CanonicalMessage): string {
   let out = serialized[provider].get(message);
   if (out === undefined) {
     const written =
-      provider === 'anthropic' ? (message.role === 'system' && message.inConversation ? [anthropicSystemTurn(message)] : toAnthropic([message]).messages) : toOpenAI([message]);
+      provider === 'anthropic'
+        ? message.role === 'system' && message.inConversation
+          ? [anthropicSystemTurn(message)]
+          : toAnthropic([message]).messages
+        : provider === 'responses'
+          ? toResponses([message])
+          : toOpenAI([message]);
     out = written.map((m) => JSON.stringify(m)).join(',');
     serialized[provider].set(message, out);
   }
@@ -165,10 +172,18 @@ export function forwardBody(input: ForwardInput): Buffer {
   // In-conversation system messages (Anthropic `role: "system"` entries of `messages`) are conversation: forwarded in place.
   const isSystemPrompt = (m: SessionMessage) => m.message.role === 'system' && !m.message.inConversation;
   const systems = kept.filter(isSystemPrompt).map((m) => m.message);
-  const fields: Json = { messages: MESSAGES_SLOT };
+  // A Responses request's conversation is its `input` (items); the others' is `messages`.
+  const slot = request.shape === 'responses' ? 'input' : 'messages';
+  const fields: Json = { [slot]: MESSAGES_SLOT };
   let messages: string[];
 
-  if (request.provider === 'openai') {
+  if (request.shape === 'responses') {
+    // The request's own leading developer/system items first (its `instructions` stay where they are), then the goal block
+    // and checkpoints as developer messages, then the compacted conversation, each message as its items.
+    const rest = kept.filter((m) => !isSystemPrompt(m)).map((m) => m.message);
+    const own = (request.rawSlice(0, request.leading) as unknown[][]).flat().map((item) => JSON.stringify(item));
+    messages = [...own, ...[...systems, ...rest].map((m) => jsonOf('responses', m))];
+  } else if (request.provider === 'openai') {
     const rest = kept.filter((m) => !isSystemPrompt(m)).map((m) => m.message);
     messages = [...request.rawSlice(0, request.leading).map((m) => JSON.stringify(m)), ...[...systems, ...rest].map((m) => jsonOf('openai', m)), ...prefill];
   } else {
@@ -192,15 +207,15 @@ export function forwardBody(input: ForwardInput): Buffer {
       fields.system = [...ownBlocks, ...added];
     }
   }
-  const [before, after] = JSON.stringify(replaceFields(request.body, fields)).split(`"${MESSAGES_SLOT}"`);
+  const [before, after] = JSON.stringify(replaceFields(request.body, fields, slot)).split(`"${MESSAGES_SLOT}"`);
   return Buffer.from(`${before}[${messages.filter((m) => m !== '').join(',')}]${after}`);
 }
 
-/** The body with some fields replaced, in the body's own key order (new fields go before `messages`). */
-function replaceFields(body: Json, fields: Json): Json {
+/** The body with some fields replaced, in the body's own key order (new fields go before the conversation's `slot`). */
+function replaceFields(body: Json, fields: Json, slot: string): Json {
   const out: Json = {};
   for (const key of Object.keys(body)) {
-    if (key === 'messages') {
+    if (key === slot) {
       for (const [k, v] of Object.entries(fields)) if (!(k in body)) out[k] = v;
     }
     out[key] = key in fields ? fields[key] : body[key];

@@ -1,28 +1,9 @@
-import type { RateLimited } from '@compactor/compaction';
+import { anthropicErrorType, openaiErrorType, type RateLimited } from '@compactor/compaction';
 import type { Response } from 'express';
 
 export type ProxyProvider = 'anthropic' | 'openai';
 
 export const PROVIDER_NAMES: Record<ProxyProvider, string> = { anthropic: 'Anthropic', openai: 'OpenAI' };
-
-function anthropicType(status: number): string {
-  switch (status) {
-    case 401:
-      return 'authentication_error';
-    case 403:
-      return 'permission_error';
-    case 404:
-      return 'not_found_error';
-    case 413:
-      return 'request_too_large';
-    case 429:
-      return 'rate_limit_error';
-    case 504:
-      return 'timeout_error';
-    default:
-      return status >= 500 ? 'api_error' : 'invalid_request_error';
-  }
-}
 
 /**
  * An error the proxy itself answers, in the provider's own error shape, so the provider's SDK
@@ -30,8 +11,8 @@ function anthropicType(status: number): string {
  * OpenAI `{error:{message,type,code,param}}`.
  */
 export function providerErrorBody(provider: ProxyProvider, status: number, message: string, code: string, openaiType?: string): unknown {
-  if (provider === 'anthropic') return { type: 'error', error: { type: anthropicType(status), message } };
-  return { error: { message, type: openaiType ?? (status >= 500 ? 'server_error' : 'invalid_request_error'), code, param: null } };
+  if (provider === 'anthropic') return { type: 'error', error: { type: anthropicErrorType(status), message } };
+  return { error: { message, type: openaiType ?? openaiErrorType(status).type, code, param: null } };
 }
 
 /** Extra parts of an error answer: response headers (Retry-After), and OpenAI's error `type` when it is not derived from the status. */

@@ -1,9 +1,11 @@
 import {
   CanonicalMessage,
   FieldProblem,
+  groupResponsesItems,
   parseAnthropicMessages,
   parseAnthropicSystem,
   parseOpenAIMessages,
+  parseResponsesGroup,
   PolicyInput,
 } from '@compactor/compaction';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -13,6 +15,12 @@ import { policySchema } from '../sessions/session-config';
 import { ProxyError, ProxyProvider } from './provider-errors';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The shape of a proxied request's conversation: Anthropic Messages, OpenAI Chat Completions, or OpenAI Responses `input` items. */
+export type ProxyShape = ProxyProvider | 'responses';
+
+/** The upstream a shape goes to. */
+export const providerOf = (shape: ProxyShape): ProxyProvider => (shape === 'anthropic' ? 'anthropic' : 'openai');
 
 function invalid(problems: readonly FieldProblem[]): ProxyError {
   const shown = problems.slice(0, 5).map((p) => `${p.field}: ${p.message}`);
@@ -42,6 +50,13 @@ export class ProxyRequest {
   readonly model: string | undefined;
   readonly stream: boolean;
   readonly maxTokens: number | undefined;
+  /** The upstream provider the request goes to (a Responses request goes to OpenAI's). */
+  readonly provider: ProxyProvider;
+  /** Responses: the `input` items, and each conversation message's [start, end) range of them (consecutive items of one role). */
+  private readonly items?: unknown[];
+  private readonly groups?: Array<[number, number]>;
+  /** Responses: the first group that is not a system group (later system groups are mid-conversation developer messages). */
+  private readonly firstTurn: number = 0;
   private readonly parsed = new Map<number, CanonicalMessage>();
   private readonly raws = new Map<number, unknown>();
 
@@ -50,14 +65,25 @@ export class ProxyRequest {
    * and message i is read from `bytes` at `layout.items[i]`); otherwise `body.messages` holds them.
    */
   constructor(
-    readonly provider: ProxyProvider,
+    readonly shape: ProxyShape,
     readonly body: Record<string, unknown>,
     readonly bytes?: Buffer,
     readonly layout?: MessagesLayout,
   ) {
-    if (!layout && !Array.isArray(body.messages)) throw invalid([{ field: 'messages', message: 'must be an array of messages' }]);
-    this.messageCount = layout ? layout.items.length : (body.messages as unknown[]).length;
+    const provider = providerOf(shape);
+    this.provider = provider;
+    if (shape === 'responses') {
+      const input = body.input;
+      const items = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
+      if (!Array.isArray(items)) throw invalid([{ field: 'input', message: 'must be a string or an array of input items' }]);
+      this.items = items;
+      this.groups = groupResponsesItems(items);
+      const first = this.groups.findIndex(([start]) => !isSystemItem(items[start]));
+      this.firstTurn = first < 0 ? this.groups.length : first;
+    } else if (!layout && !Array.isArray(body.messages)) throw invalid([{ field: 'messages', message: 'must be an array of messages' }]);
+    this.messageCount = this.groups ? this.groups.length : layout ? layout.items.length : (body.messages as unknown[]).length;
     const roleOf = (i: number) => {
+      if (this.groups) return this.message(i).role;
       const m = this.raw(i);
       return isObject(m) ? m.role : undefined;
     };
@@ -65,7 +91,8 @@ export class ProxyRequest {
     let leading = 0;
     if (provider === 'openai') while (leading < count && (roleOf(leading) === 'system' || roleOf(leading) === 'developer')) leading++;
     this.leading = leading;
-    this.end = count > leading && roleOf(count - 1) === 'assistant' ? count - 1 : count;
+    // A Responses request has no prefill: every item is conversation.
+    this.end = shape !== 'responses' && count > leading && roleOf(count - 1) === 'assistant' ? count - 1 : count;
     if (provider === 'anthropic' && body.system !== undefined) {
       const s = parseAnthropicSystem(body.system, 'system');
       if (!s.ok) throw invalid(s.errors);
@@ -73,16 +100,22 @@ export class ProxyRequest {
     } else {
       this.system = Array.from({ length: leading }, (_, i) => this.message(i));
     }
+    // Responses `instructions` are the request's own system prompt, forwarded as sent (counted in its budget, never stored).
+    if (shape === 'responses' && body.instructions !== undefined && body.instructions !== null) {
+      if (typeof body.instructions !== 'string') throw invalid([{ field: 'instructions', message: 'must be a string' }]);
+      if (body.instructions !== '') this.system = [{ role: 'system', blocks: [{ type: 'text', text: body.instructions }] }, ...this.system];
+    }
     this.model = typeof body.model === 'string' && body.model.trim() !== '' ? body.model.trim().slice(0, 200) : undefined;
     this.stream = body.stream === true;
-    const maxTokens = provider === 'anthropic' ? body.max_tokens : (body.max_completion_tokens ?? body.max_tokens);
+    const maxTokens = shape === 'responses' ? body.max_output_tokens : provider === 'anthropic' ? body.max_tokens : (body.max_completion_tokens ?? body.max_tokens);
     this.maxTokens = typeof maxTokens === 'number' && Number.isFinite(maxTokens) && maxTokens > 0 ? Math.floor(maxTokens) : undefined;
   }
 
   /** Reads the raw bytes a proxy route received: the body without its messages, which are read one by one when needed. */
-  static parse(provider: ProxyProvider, raw: unknown): ProxyRequest {
+  static parse(shape: ProxyShape, raw: unknown): ProxyRequest {
     const bytes = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
-    const layout = scanMessages(bytes);
+    // A Responses body is read whole (its conversation is `input`, and its items are grouped into messages first).
+    const layout = shape === 'responses' ? undefined : scanMessages(bytes);
     const notJson = () => new ProxyError(400, 'invalid_json', 'Compactor proxy: the request body is not valid JSON');
     if (layout) {
       let rest: unknown;
@@ -92,7 +125,7 @@ export class ProxyRequest {
         throw notJson();
       }
       // The placeholder is what JSON.parse kept (no later duplicate `messages` key won).
-      if (isObject(rest) && Array.isArray(rest.messages) && rest.messages.length === 0) return new ProxyRequest(provider, rest, bytes, layout);
+      if (isObject(rest) && Array.isArray(rest.messages) && rest.messages.length === 0) return new ProxyRequest(shape, rest, bytes, layout);
     }
     let body: unknown;
     try {
@@ -101,11 +134,12 @@ export class ProxyRequest {
       throw notJson();
     }
     if (!isObject(body)) throw new ProxyError(400, 'invalid_request', 'Compactor proxy: the request body must be a JSON object');
-    return new ProxyRequest(provider, body);
+    return new ProxyRequest(shape, body);
   }
 
   /** Raw message i, as the client sent it (parsed from its bytes on first use). */
   raw(i: number): unknown {
+    if (this.groups) return this.items!.slice(this.groups[i][0], this.groups[i][1]);
     if (!this.layout) return (this.body.messages as unknown[])[i];
     if (this.raws.has(i)) return this.raws.get(i);
     const [start, end] = this.layout.items[i];
@@ -145,6 +179,14 @@ export class ProxyRequest {
   message(i: number): CanonicalMessage {
     let out = this.parsed.get(i);
     if (out) return out;
+    if (this.groups) {
+      const [start, end] = this.groups[i];
+      // A system group after the first conversation message is a mid-conversation developer message.
+      const result = parseResponsesGroup(this.items!.slice(start, end), 'input', start, i > this.firstTurn);
+      if (!result.ok) throw invalid(result.errors);
+      this.parsed.set(i, result.value);
+      return result.value;
+    }
     const parse = this.provider === 'anthropic' ? parseAnthropicMessages : parseOpenAIMessages;
     const result = parse([this.raw(i)], 'messages');
     if (!result.ok) throw invalid(result.errors.map((p) => ({ ...p, field: p.field.replace(/^messages\[0\]/, `messages[${i}]`) })));
@@ -153,11 +195,29 @@ export class ProxyRequest {
     return out;
   }
 
+  /** Whether this is a Responses request chained by `previous_response_id` (the upstream holds its earlier turns). */
+  get chained(): boolean {
+    return this.shape === 'responses' && this.body.previous_response_id !== undefined && this.body.previous_response_id !== null;
+  }
+
+  /**
+   * Raw messages [from, to) as the append path takes them: the provider's own messages, or for Responses the canonical
+   * messages of their item groups (each keeps its items' own fields, so the history gives the same items back).
+   */
+  appendRows(from: number, to: number): { format: ProxyProvider | 'canonical'; rows: unknown[] } {
+    if (this.shape !== 'responses') return { format: this.provider, rows: this.rawSlice(from, to) };
+    return { format: 'canonical', rows: Array.from({ length: Math.max(0, to - from) }, (_, k) => this.message(from + k)) };
+  }
+
   /** Conversation message k (0 = the first after the leading system prompts). */
   turn(k: number): CanonicalMessage {
     return this.message(this.leading + k);
   }
 
+}
+
+function isSystemItem(item: unknown): boolean {
+  return isObject(item) && (item.type === undefined || item.type === 'message') && (item.role === 'system' || item.role === 'developer');
 }
 
 function header(headers: IncomingHttpHeaders, name: string): string | undefined {

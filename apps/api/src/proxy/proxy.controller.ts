@@ -58,6 +58,20 @@ export class ProxyController {
     return this.proxy.messages('openai', req, res);
   }
 
+  @Post('openai/v1/responses')
+  @ApiOperation({
+    operationId: 'proxyOpenAIResponses',
+    summary:
+      "OpenAI Responses through Compactor: new input items recorded, the compacted context forwarded as `input` (with the request's own `instructions`, `tools` and parameters), the answer streamed back unchanged and its output items recorded. Items Compactor does not model (encrypted reasoning, compaction items) are kept whole and forwarded in place. A request chained by `previous_response_id` is forwarded untouched and answered with `X-Compactor-Not-Compacted`: the upstream holds that conversation, so Compactor cannot compact it.",
+  })
+  @ApiHeader(KEY_HEADER)
+  @ApiHeader(SESSION_HEADER)
+  @ApiHeader(POLICY_HEADER)
+  @ApiOkResponse({ description: "The upstream's answer, byte for byte (JSON, or server-sent `response.*` events with `stream: true`)." })
+  openaiResponses(@Req() req: Request, @Res() res: Response): Promise<void> {
+    return this.proxy.messages('responses', req, res);
+  }
+
   @All('anthropic/*path')
   @ApiExcludeEndpoint()
   anthropicPassThrough(@Req() req: Request, @Res() res: Response): Promise<void> {

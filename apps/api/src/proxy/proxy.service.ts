@@ -9,7 +9,10 @@ import {
   messageKeys,
   parseAnthropicMessages,
   parseOpenAIMessages,
+  parseResponsesInput,
   ingestTransform,
+  ParseResult,
+  CanonicalMessage,
   PolicyInput,
   RateLimited,
   recalibrated,
@@ -35,7 +38,7 @@ import { MessageTokenCounter } from '../tokens/message-token-counter';
 import { answerAssembler } from './answer-assembler';
 import { ConversationStore, StoredConversation } from './conversation-store';
 import { forwardBody } from './forward-body';
-import { policyHeader, ProxyRequest, sessionIdHeader } from './proxy-request';
+import { policyHeader, providerOf, ProxyRequest, ProxyShape, sessionIdHeader } from './proxy-request';
 import { ProxyAuth } from './proxy-auth';
 import { ProxySettings, UpstreamSettings } from './proxy-settings';
 import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from './provider-errors';
@@ -120,6 +123,8 @@ interface Candidate {
 /** What hears of the end of an upstream answer: the assembled message of a complete 2xx answer (else undefined). */
 interface AnswerHandler {
   stream: boolean;
+  /** The answer's shape, when not the provider's own messages (a Responses answer). */
+  shape?: ProxyShape;
   /** `inputTokens`: the prompt tokens the upstream reported for the request, when it did. */
   onEnd(message: Record<string, unknown> | undefined, status: number, clientGone: boolean, inputTokens?: number): void;
 }
@@ -174,6 +179,16 @@ function transientSession(tenantId: string, externalId: string, config: SessionC
     lastActivityAt: now,
   };
 }
+
+/** A recorded answer (the assembler's) as canonical messages: the provider's assistant message, or a Responses answer's output items. */
+function answerMessages(shape: ProxyShape, answer: Record<string, unknown>): ParseResult<CanonicalMessage[]> {
+  if (shape === 'responses') return parseResponsesInput(answer.output, 'output');
+  return (shape === 'anthropic' ? parseAnthropicMessages : parseOpenAIMessages)([answer], 'messages');
+}
+
+/** What the response to a request chained by `previous_response_id` says (SPEC.md, the proxy; docs/providers.md). */
+export const NOT_COMPACTED_HEADER = 'x-compactor-not-compacted';
+const CHAINED_REASON = 'previous_response_id: the upstream holds this conversation, so Compactor forwarded the request untouched and cannot compact it';
 
 const MAX_REDIRECTS = 10_000;
 /** Bytes of request bodies the key cache holds, all conversations together. */
@@ -245,8 +260,9 @@ export class ProxyService implements OnModuleDestroy {
     this.upstream.close();
   }
 
-  /** `POST /v1/proxy/anthropic/v1/messages` and `POST /v1/proxy/openai/v1/chat/completions`. */
-  async messages(provider: ProxyProvider, req: Request, res: Response): Promise<void> {
+  /** `POST /v1/proxy/anthropic/v1/messages`, `POST /v1/proxy/openai/v1/chat/completions` and `POST /v1/proxy/openai/v1/responses`. */
+  async messages(shape: ProxyShape, req: Request, res: Response): Promise<void> {
+    const provider = providerOf(shape);
     const timing = new StageTimer();
     try {
       // The key is checked while the body is read (nothing is forwarded or stored before it passed).
@@ -254,7 +270,7 @@ export class ProxyService implements OnModuleDestroy {
       authenticated.catch(() => undefined);
       let request: ProxyRequest;
       try {
-        request = ProxyRequest.parse(provider, req.body);
+        request = ProxyRequest.parse(shape, req.body);
       } catch (error) {
         await authenticated; // a bad key answers 401 whatever the body
         throw error;
@@ -277,7 +293,11 @@ export class ProxyService implements OnModuleDestroy {
       if (invalid !== undefined) throw invalid;
       const upstream = await this.settings.forTenant(auth.tenantId);
       timing.mark('auth');
-      const path = provider === 'anthropic' ? '/v1/messages' : '/v1/chat/completions';
+      const path = shape === 'anthropic' ? '/v1/messages' : shape === 'responses' ? '/v1/responses' : '/v1/chat/completions';
+      if (request.chained) {
+        await this.forwardChained(upstream, req, res, path, request, auth.tenantId, sessionIdHeader(req.headers), timing);
+        return;
+      }
       if (request.conversationLength === 0) {
         // Nothing to record or compact (the provider answers such a request with its own error).
         await this.relay(provider, res, await this.send(provider, upstream, req, path, req.body as Buffer), {});
@@ -354,7 +374,7 @@ export class ProxyService implements OnModuleDestroy {
         // What we estimated the upstream would count for this request: the context, what the request adds, its tool schemas.
         const estimated = contextTokens + context.continuationTokens + (limits.extraTokens ?? 0) + (limits.toolSchemaTokens ?? 0);
         const calibrate = (session: SessionRecord, reported: number | undefined) => this.recalibrate(session, estimated, reported);
-        await this.relay(provider, res, exchange, headers, target && this.recorder(provider, lockKey, auth.tenantId, request.stream, target, calibrate));
+        await this.relay(provider, res, exchange, headers, target && this.recorder(shape, lockKey, auth.tenantId, request.stream, target, calibrate));
       } finally {
         // Refused by Compactor (422 budget_too_small, 400) or not answered (502, 504): nothing is stored, the lock is released.
         resolved.pending?.release.settle(undefined);
@@ -397,6 +417,26 @@ export class ProxyService implements OnModuleDestroy {
       res.status(200).json({ input_tokens: inputTokens });
     } catch (error) {
       this.fail('anthropic', res, error);
+    }
+  }
+
+  /**
+   * A Responses request chained by `previous_response_id`: the upstream keeps the earlier turns, so there is nothing
+   * Compactor could replace. Forwarded untouched, answered with `X-Compactor-Not-Compacted`, and noted as a
+   * `not-compacted` event on the session the request names (when it exists); nothing enters a history.
+   */
+  private async forwardChained(upstream: UpstreamSettings, req: Request, res: Response, path: string, request: ProxyRequest, tenantId: string, sessionId: string | undefined, timing: StageTimer): Promise<void> {
+    const serverTiming = timing.header();
+    const exchange = await this.send('openai', upstream, req, path, req.body as Buffer);
+    await this.relay('openai', res, exchange, { 'server-timing': serverTiming, [NOT_COMPACTED_HEADER]: CHAINED_REASON });
+    const session = sessionId === undefined ? null : await this.sessions.find(tenantId, sessionId).catch(() => null);
+    if (!session) return;
+    const data = { reason: 'previous_response_id', previousResponseId: String(request.body.previous_response_id).slice(0, 200), status: exchange.response.statusCode ?? 502, model: request.model ?? null };
+    try {
+      const eventId = await this.compactions.event(session.id, tenantId, 'not-compacted', `A request chained by previous_response_id was forwarded untouched: the upstream holds its conversation, so Compactor cannot compact it`, data);
+      this.publisher.notify(session.id, eventId);
+    } catch (error) {
+      this.logger.warn({ sessionId, reason: error instanceof Error ? error.message : String(error) }, 'proxy: chained request not noted');
     }
   }
 
@@ -443,7 +483,7 @@ export class ProxyService implements OnModuleDestroy {
       res.setHeader(name, theirs === undefined || !name.startsWith('server-timing') ? value : [...[theirs].flat(), value].join(', '));
     }
     res.flushHeaders();
-    const assembler = answer && status >= 200 && status < 300 ? answerAssembler(provider, answer.stream) : undefined;
+    const assembler = answer && status >= 200 && status < 300 ? answerAssembler(answer.shape ?? provider, answer.stream) : undefined;
     return new Promise<void>((resolve) => {
       if (assembler) upstream.on('data', (chunk: Buffer) => assembler.push(chunk));
       upstream.on('end', () => answer?.onEnd(assembler?.message(), status, res.destroyed, assembler?.inputTokens()));
@@ -465,7 +505,7 @@ export class ProxyService implements OnModuleDestroy {
    * before the client sees the end, so the conversation's next request finds it stored.
    */
   private recorder(
-    provider: ProxyProvider,
+    shape: ProxyShape,
     lockKey: string,
     tenantId: string,
     stream: boolean,
@@ -474,12 +514,13 @@ export class ProxyService implements OnModuleDestroy {
   ): AnswerHandler {
     return {
       stream,
+      shape,
       onEnd: (message, _status, clientGone, inputTokens) => {
         if (!message || clientGone) return;
         void this.locks.run(lockKey, async () => {
           const into = await target;
           if (!into) return;
-          await this.record(tenantId, into, provider, message);
+          await this.record(tenantId, into, shape, message);
           calibrate?.(into.session, inputTokens);
         });
       },
@@ -499,13 +540,16 @@ export class ProxyService implements OnModuleDestroy {
     });
   }
 
-  private async record(tenantId: string, into: Committed, provider: ProxyProvider, message: Record<string, unknown>): Promise<void> {
+  private async record(tenantId: string, into: Committed, shape: ProxyShape, message: Record<string, unknown>): Promise<void> {
     const sessionId = into.session.id;
     // A one-shot session moved aside meanwhile (see takeName) has a new external id; the append checks the internal one.
     const externalId = this.renamed.get(sessionId) ?? into.session.externalId;
     try {
-      await this.appends.append(tenantId, externalId, { messages: [message], format: provider }, undefined, { expectLastSeq: into.afterSeq, expectSessionId: sessionId, appendedTokens: 'charge' });
-      const parsed = (provider === 'anthropic' ? parseAnthropicMessages : parseOpenAIMessages)([message], 'messages');
+      const parsed = answerMessages(shape, message);
+      // A Responses answer's output items are stored as their canonical messages (they keep the items' own fields).
+      const body = shape === 'responses' ? (parsed.ok ? { messages: parsed.value, format: 'canonical' as const } : undefined) : { messages: [message], format: shape };
+      if (!body) throw new Error(`the answer's output items do not parse: ${parsed.ok ? '' : parsed.errors.map((e) => `${e.field} ${e.message}`).join('; ')}`);
+      await this.appends.append(tenantId, externalId, body, undefined, { expectLastSeq: into.afterSeq, expectSessionId: sessionId, appendedTokens: 'charge' });
       if (parsed.ok) this.store.extend(sessionId, into.afterSeq, parsed.value.map(messageKeys));
     } catch (error) {
       // Another request of the conversation came first: its messages (this answer among them) are what the history holds.
@@ -524,6 +568,7 @@ export class ProxyService implements OnModuleDestroy {
     const headers = { 'server-timing': serverTiming, 'x-compactor-side-request': main.externalId };
     await this.relay(provider, res, exchange, headers, {
       stream: request.stream,
+      shape: request.shape,
       onEnd: (message, status) => void this.reportSide(main, request, status, message),
     });
   }
@@ -534,7 +579,7 @@ export class ProxyService implements OnModuleDestroy {
       const spec = resolveModel(model).spec;
       const sum = (counts: number[]) => counts.reduce((a, b) => a + b, 0);
       const inputTokens = sum(await this.counter.count([...request.system, request.turn(0)], spec));
-      const parsed = answer ? (request.provider === 'anthropic' ? parseAnthropicMessages : parseOpenAIMessages)([answer], 'messages') : undefined;
+      const parsed = answer ? answerMessages(request.shape, answer) : undefined;
       const outputTokens = parsed?.ok ? sum(await this.counter.count(parsed.value, spec)) : null;
       const text = request
         .turn(0)
@@ -688,7 +733,8 @@ export class ProxyService implements OnModuleDestroy {
     const messages = fresh.map((message, j) => ({ seq: session.lastSeq + 1 + j, message: storedForm(message), tokens: tokens[j] }));
     const seqOf = match.seqOf.map((seq, k) => (k >= match.newFrom ? session.lastSeq + 1 + (k - match.newFrom) : seq));
     const pending = this.pendingWrite(messages, session.externalId, async () => {
-      const done = await this.appendAll(tenantId, session.externalId, request.provider, request.rawSlice(start, request.end), {
+      const { format, rows } = request.appendRows(start, request.end);
+      const done = await this.appendAll(tenantId, session.externalId, format, rows, {
         expectLastSeq: session.lastSeq,
         session,
         precounted: { model: session.model, tokens },
@@ -839,9 +885,9 @@ export class ProxyService implements OnModuleDestroy {
     options: { expectLastSeq: number; session: SessionRecord | null; model?: string; policy?: PolicyInput; precounted?: Precounted },
   ): Promise<{ firstSeq: number; session: SessionRecord; conversationFirstSeq: number }> {
     // OpenAI's system messages are messages; Anthropic's system prompt goes as the append's `system`.
-    const rows = request.rawSlice(0, request.end);
+    const { format, rows } = request.appendRows(0, request.end);
     const system = request.provider === 'anthropic' ? request.body.system : undefined;
-    const appended = await this.appendAll(tenantId, externalId, request.provider, rows, { ...options, system });
+    const appended = await this.appendAll(tenantId, externalId, format, rows, { ...options, system });
     const systemRows = request.provider === 'anthropic' ? (system !== undefined ? 1 : 0) : request.leading;
     return { ...appended, conversationFirstSeq: appended.firstSeq + systemRows };
   }
@@ -850,7 +896,7 @@ export class ProxyService implements OnModuleDestroy {
   private async appendAll(
     tenantId: string,
     externalId: string,
-    provider: ProxyProvider,
+    format: ProxyProvider | 'canonical',
     rows: unknown[],
     options: { expectLastSeq: number; session: SessionRecord | null; model?: string; policy?: PolicyInput; system?: unknown; precounted?: Precounted },
   ): Promise<{ firstSeq: number; session: SessionRecord }> {
@@ -862,7 +908,7 @@ export class ProxyService implements OnModuleDestroy {
         tenantId,
         externalId,
         {
-          format: provider,
+          format,
           messages: rows.slice(i, i + MAX_MESSAGES_PER_APPEND),
           ...(first && options.system !== undefined ? { system: options.system } : {}),
           ...(first && options.model ? { model: options.model } : {}),

@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { Ollama } from 'ollama';
 import OpenAI from 'openai';
-import { type FakeLlm, fakeLlmKeyFingerprint, fakeStreamChunks, fakeSummaryText, repeatStep, startFakeLlm } from './fake-llm';
+import { type FakeLlm, fakeLlmKeyFingerprint, fakeStreamChunks, fakeSummaryText, repeatStep, startFakeLlm } from '.';
 
 // The fake upstream itself, checked with raw HTTP and with the official SDKs (which parse the
 // streamed event shapes strictly): what the summarizer specs and the proxy build on.

@@ -1,1 +1,3 @@
-export * from './fake-llm';
+export * from './types';
+export * from './server';
+export { fakeStreamChunks } from './protocol';
