@@ -68,7 +68,7 @@ export default tseslint.config(
   },
   {
     plugins: { '@nx': nx },
-    files: ['apps/*/src/**/*.{ts,tsx,js}', 'libs/*/src/**/*.{ts,js}', 'e2e/**/*.ts', 'docker/**/*.ts'],
+    files: ['apps/*/src/**/*.{ts,tsx,js}', 'libs/*/src/**/*.{ts,js}', 'e2e/**/*.ts', 'docker/**/*.ts', 'clients/*/**/*.ts'],
     rules: { '@nx/enforce-module-boundaries': ['error', boundaries(false)] },
   },
   {

@@ -192,6 +192,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/proxy/openai/v1/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OpenAI Responses through Compactor: new input items recorded, the compacted context forwarded as `input` (with the request's own `instructions`, `tools` and parameters), the answer streamed back unchanged and its output items recorded. Items Compactor does not model (encrypted reasoning, compaction items) are kept whole and forwarded in place. A request chained by `previous_response_id` is forwarded untouched and answered with `X-Compactor-Not-Compacted`: the upstream holds that conversation, so Compactor cannot compact it. */
+        post: operations["proxyOpenAIResponses"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions": {
         parameters: {
             query?: never;
@@ -2172,6 +2189,31 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The upstream's answer, byte for byte (JSON, or server-sent events with `stream: true`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    proxyOpenAIResponses: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The Compactor API key (ingest scope). `Authorization` / `x-api-key` carry the provider's key, passed to the upstream untouched. */
+                "X-Compactor-Key": string;
+                /** @description A preset name for a session the proxy creates. */
+                "X-Compactor-Policy"?: string;
+                /** @description The session that records this conversation (1-128 characters of [A-Za-z0-9._:-]). Without it, the id is derived from the conversation's opening (system prompt and first message). */
+                "X-Compactor-Session"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The upstream's answer, byte for byte (JSON, or server-sent `response.*` events with `stream: true`). */
             200: {
                 headers: {
                     [name: string]: unknown;
