@@ -318,6 +318,7 @@ function capFacts(checkpoints: Checkpoint[], cap: number, countText: (t: string)
 
 export const BALANCED: PresetDefinition<BalancedParams> = {
   name: 'balanced',
+  trigger: { fraction: 0.85, base: 'budget' },
   source: 'all',
   defaults: BALANCED_DEFAULTS,
   run: (input, params) => compactBalanced(input, params),

@@ -451,6 +451,7 @@ export async function compactCheckpointAging(input: CompactionInput, params: Che
 
 export const CHECKPOINT_AGING: PresetDefinition<CheckpointAgingParams> = {
   name: 'checkpoint-aging',
+  trigger: { fraction: 0.8, base: 'available' },
   source: 'seed 004',
   defaults: CHECKPOINT_AGING_DEFAULTS,
   run: compactCheckpointAging,

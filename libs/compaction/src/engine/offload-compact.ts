@@ -310,6 +310,7 @@ export async function compactOffloadCompact(input: CompactionInput, params: Offl
 
 export const OFFLOAD_COMPACT: PresetDefinition<OffloadCompactParams> = {
   name: 'offload-compact',
+  trigger: { fraction: 0.8, base: 'budget' },
   source: 'seed 003',
   defaults: OFFLOAD_COMPACT_DEFAULTS,
   run: compactOffloadCompact,

@@ -1,5 +1,6 @@
 import { CompactionInput, CompactionOutcome, CountMessage, SessionMessage } from './types';
 import { ArtifactOutput } from './version';
+import type { PresetTrigger } from '../policy/presets';
 
 /**
  * A per-result step that applies at ingest, whatever the message's age (SPEC.md "Policies"):
@@ -15,12 +16,17 @@ export interface IngestResult {
   stage: string;
 }
 
-/** One preset of SPEC.md's table: its defaults and its compaction run, over the shared engine stages. */
+/**
+ * One preset of SPEC.md's table (libs/compaction/src/presets): its defaults, its trigger, and its
+ * compaction run, which runs its stages (libs/compaction/src/stages) in order.
+ */
 export interface PresetDefinition<P extends object> {
   name: string;
   /** The seed it reproduces (`seed 000`) or `all` for `balanced`. */
   source: string;
   defaults: P;
+  /** When the scheduler starts a threshold run (a session's `triggerFraction` override moves it). */
+  trigger: PresetTrigger;
   run(input: CompactionInput, params: P): Promise<CompactionOutcome>;
   ingest?: IngestStep<P>;
 }

@@ -21,7 +21,7 @@ export class CompactionRun {
   readonly events: CompactionEvent[] = [];
 
   constructor(
-    private readonly input: CompactionInput,
+    readonly input: CompactionInput,
     readonly tokensBefore: number,
     private readonly options: {
       /** Which of the run's events an unchanged outcome reports: its errors only (default), or all of them. */

@@ -352,6 +352,7 @@ export async function compactTwoLayer(input: CompactionInput, params: TwoLayerPa
 
 export const TWO_LAYER: PresetDefinition<TwoLayerParams> = {
   name: 'two-layer',
+  trigger: { fraction: 0.8, base: 'budget' },
   source: 'seed 002',
   defaults: TWO_LAYER_DEFAULTS,
   // Layer 1 needs the LLM, so it has no deterministic ingest step: an `ingest` job runs `run`, whose layer 1 treats each new large result.

@@ -10,8 +10,8 @@ import { LlmError, renderTranscript, SummarizeRequest, Summarizer } from '../llm
 import { resolveParams } from '../policy/params';
 import { presetTrigger } from '../policy/presets';
 import { compactFactor3, FACTOR3, FACTOR3_DEFAULTS, FACTOR3_INSTRUCTIONS, Factor3Params, factor3Protection } from './factor3';
-import { CompactionInput, CountMessage, SessionMessage } from './types';
-import { applyPrefix, checkpointMessage, EMPTY_PREFIX, VersionPrefix } from './version';
+import { CompactionInput, CountMessage, SessionMessage } from '../engine/types';
+import { applyPrefix, checkpointMessage, EMPTY_PREFIX, VersionPrefix } from '../engine/version';
 
 const countText = (t: string) => countTextSync(t, 'o200k_base');
 const count: CountMessage = (m) => 3 + countableParts(m).texts.reduce((n, t) => n + countText(t), 0);

@@ -1,44 +1,36 @@
 import { Block, CanonicalMessage } from '../messages/canonical';
 import { isRecord, isThinking, toolUseIdOf } from '../messages/util';
-import { PresetDefinition } from './preset';
-import { CompactionEvent, CompactionInput, CompactionOutcome, CountMessage, SessionMessage } from './types';
-import { applyPrefix, Checkpoint, checkpointMessage, Treatment, VersionPrefix } from './version';
-import { closeOverToolPairs, toolPairLinks } from './tool-pairs';
+import { CountMessage, SessionMessage } from '../engine/types';
+import { Treatment, VersionPrefix } from '../engine/version';
+import { closeOverToolPairs, toolPairLinks } from '../engine/tool-pairs';
+import { Stage } from './stage';
 
 /**
- * `watermark` (seed 001, SPEC.md "Policies"): a call to a checkpoint tool
- * (`compress_to_checkpoint`) marks a task boundary. The watermark is the seq of the latest such
- * call; before it, tool_use and tool_result blocks are removed while the conversational text
- * stays, and messages left empty are dropped. The watermark lives in the version prefix and
- * only advances. It bounds only this stage (Guarantee 3): the latest-N protection does not
- * apply, while system prompts and (by default) pinned messages are kept.
+ * Seed 001's stage: a call to a checkpoint tool (`compress_to_checkpoint`) marks a task
+ * boundary, the watermark; before it, tool_use and tool_result blocks are removed while the
+ * conversational text stays, and messages left empty are dropped. The watermark lives in the
+ * version prefix and only advances.
  */
-export interface WatermarkParams {
-  /**
-   * Calls to these tools mark a checkpoint. Seed 001 uses `compress_to_checkpoint` and, in its
-   * own setup, `mcp__nisaba__deactivate_augments`. An MCP-qualified name (`mcp__<server>__<tool>`)
-   * matches its bare tool name.
-   */
+export interface WatermarkStripParams {
+  /** Calls to these tools mark a checkpoint (an MCP-qualified name matches its bare tool name). */
   checkpointToolNames: string[];
   /** Pinned messages (and the tool exchange they are part of) keep their tool blocks (Guarantee 3). */
   keepPinned: boolean;
-  /** Read by `presetTrigger`: the fill level at which a threshold compaction is scheduled. */
-  triggerFraction: number;
-  /** A run saving less than max(minSavingFraction × budget, minSavingTokens) is skipped (Guarantee 5). */
-  minSavingFraction: number;
-  minSavingTokens: number;
 }
 
-export const WATERMARK_DEFAULTS: WatermarkParams = {
-  checkpointToolNames: ['compress_to_checkpoint'],
-  keepPinned: true,
-  triggerFraction: 0.8,
-  minSavingFraction: 0.05,
-  minSavingTokens: 1_000,
-};
+/** What the watermark stage tells the preset's closing line. */
+export interface WatermarkNotes {
+  watermark: number;
+  call?: WatermarkCall;
+  advanced: boolean;
+  blocksRemoved: number;
+  dropped: number;
+  compressed: number;
+}
+
+export const watermarkNotes = (): WatermarkNotes => ({ watermark: 0, advanced: false, blocksRemoved: 0, dropped: 0, compressed: 0 });
 
 const fmt = (n: number) => n.toLocaleString('en-US');
-const sumTokens = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);
 
 /** Whether a tool name is one of the checkpoint tools, bare or MCP-qualified. */
 export function isCheckpointTool(name: string, checkpointToolNames: readonly string[]): boolean {
@@ -151,85 +143,45 @@ export function stripToolBlocksBefore(
 }
 
 /**
- * One `watermark` run: resolve the watermark (the latest checkpoint call, or the prefix's own
- * when later), then strip tool blocks before it. Seed 001's edge cases: no checkpoint call and
- * no watermark, or a watermark that is not in the history, is no compression with a warning.
+ * Resolves the watermark (the latest checkpoint call, or the prefix's own when later), then
+ * strips tool blocks before it. Seed 001's edge cases: no checkpoint call and no watermark, or a
+ * watermark that is not in the history, is no compression with a warning.
  */
-export async function compactWatermark(input: CompactionInput, params: WatermarkParams = WATERMARK_DEFAULTS): Promise<CompactionOutcome> {
-  const checkpointTokens = (c: Checkpoint) => input.countMessage(checkpointMessage(c));
-  const context = applyPrefix(input.prefix, input.history, checkpointTokens);
-  const tokensBefore = sumTokens(context);
-  const steps = ['watermark'];
-  const events: CompactionEvent[] = [];
-  const unchanged = (reason: string): CompactionOutcome => ({
-    status: 'skipped',
-    reason,
-    prefix: input.prefix,
-    tokensBefore,
-    tokensAfter: tokensBefore,
-    steps,
-    usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
-    llmCalls: 0,
-    artifacts: [],
-    events: [...events, { type: 'compression-skipped', line: `Compaction skipped: ${reason}` }],
-  });
-
+export const stripBeforeWatermark: Stage<WatermarkStripParams, WatermarkNotes> = ({ prefix, context, params, run, notes }) => {
+  const { input, events } = run;
+  run.steps.push('watermark');
   const call = findWatermarkCall(input.history, params.checkpointToolNames);
-  const current = input.prefix.watermarkSeq;
+  const current = prefix.watermarkSeq;
   if (call === undefined && current === undefined) {
     events.push({ type: 'warning', line: `Checkpoint tool ${params.checkpointToolNames.join(' / ')} not found in conversation history` });
-    return unchanged('watermark-not-found');
+    return { end: run.unchanged('skipped', 'watermark-not-found') };
   }
   // Only advances: a prefix whose watermark is later than the latest call keeps it.
   const watermark = Math.max(current ?? 0, call?.seq ?? 0);
   const advanced = current === undefined || watermark > current;
   if (!input.history.some((m) => m.seq === watermark)) {
     events.push({ type: 'warning', line: `Watermark ${watermark} not found - no compression applied` });
-    return unchanged('watermark-not-found');
+    return { end: run.unchanged('skipped', 'watermark-not-found') };
   }
 
   const stripped = stripToolBlocksBefore(context, watermark, (m) => params.keepPinned && m.message.pinned === true, input.countMessage);
-  const treatments: Record<number, Treatment> = { ...input.prefix.treatments, ...stripped.treatments };
+  const treatments: Record<number, Treatment> = { ...prefix.treatments, ...stripped.treatments };
   const touched = [...stripped.dropped, ...stripped.compressed];
-  if (touched.length === 0 && !advanced) return unchanged('nothing-before-watermark');
-  const prefix: VersionPrefix = {
-    ...input.prefix,
-    coversThroughSeq: Math.max(input.prefix.coversThroughSeq, ...touched),
-    treatments,
-    watermarkSeq: watermark,
-  };
-  const tokensAfter = sumTokens(applyPrefix(prefix, input.history, checkpointTokens));
-  const minSaving = Math.max(Math.floor(params.minSavingFraction * input.budget), params.minSavingTokens);
-  if (tokensAfter > tokensBefore) return unchanged('no-saving');
-  if (tokensBefore - tokensAfter < minSaving) return unchanged(`saving-below-minimum (${fmt(tokensBefore - tokensAfter)} < ${fmt(minSaving)} tokens)`);
-
-  if (advanced) {
-    const by = call !== undefined && call.seq === watermark ? ` (${call.name} call ${call.toolUseId})` : '';
-    events.push({ type: 'watermark-advanced', line: `Watermark advanced to message ${watermark}${by}` });
-  }
-  events.push({
-    type: 'compressed',
-    line:
-      `Compressed ${fmt(stripped.blocksRemoved)} tool blocks before watermark (message ${watermark}): ` +
-      `${fmt(stripped.dropped.length)} messages removed, ${fmt(stripped.compressed.length)} shortened (saved ~${fmt(tokensBefore - tokensAfter)} tokens)`,
-  });
+  if (touched.length === 0 && !advanced) return { end: run.unchanged('skipped', 'nothing-before-watermark') };
+  Object.assign(notes, { watermark, call, advanced, blocksRemoved: stripped.blocksRemoved, dropped: stripped.dropped.length, compressed: stripped.compressed.length });
+  const by = call !== undefined && call.seq === watermark ? ` (${call.name} call ${call.toolUseId})` : '';
   return {
-    status: 'succeeded',
-    prefix,
-    tokensBefore,
-    tokensAfter,
-    steps,
-    usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 },
-    llmCalls: 0,
-    events,
-    artifacts: [],
-    stats: { watermarkSeq: watermark, blocksRemoved: stripped.blocksRemoved, messagesRemoved: stripped.dropped.length },
+    prefix: { ...prefix, coversThroughSeq: Math.max(prefix.coversThroughSeq, ...touched), treatments, watermarkSeq: watermark },
+    onSuccess: advanced ? [{ type: 'watermark-advanced', line: `Watermark advanced to message ${watermark}${by}` }] : [],
+  };
+};
+
+/** The closing line of a run that stripped before the watermark. */
+export function watermarkClosing(notes: WatermarkNotes, saved: number) {
+  return {
+    type: 'compressed' as const,
+    line:
+      `Compressed ${fmt(notes.blocksRemoved)} tool blocks before watermark (message ${notes.watermark}): ` +
+      `${fmt(notes.dropped)} messages removed, ${fmt(notes.compressed)} shortened (saved ~${fmt(saved)} tokens)`,
   };
 }
-
-export const WATERMARK: PresetDefinition<WatermarkParams> = {
-  name: 'watermark',
-  source: 'seed 001',
-  defaults: WATERMARK_DEFAULTS,
-  run: compactWatermark,
-};

@@ -7,8 +7,8 @@ import { Block, CanonicalMessage } from '../messages/canonical';
 import { countableParts } from '../messages/countable';
 import { parseOpenAIMessages, toOpenAI } from '../messages/openai';
 import { makeProviderValid, providerValidityProblems } from '../messages/provider-valid';
-import { CompactionInput, CountMessage, SessionMessage } from './types';
-import { applyPrefix, checkpointMessage, EMPTY_PREFIX, VersionPrefix } from './version';
+import { CompactionInput, CountMessage, SessionMessage } from '../engine/types';
+import { applyPrefix, checkpointMessage, EMPTY_PREFIX, VersionPrefix } from '../engine/version';
 import { advanceWatermark, compactWatermark, findWatermarkCall, isCheckpointTool, WATERMARK, WATERMARK_DEFAULTS, WatermarkParams } from './watermark';
 
 const count: CountMessage = (m) => 3 + Math.ceil(countableParts(m).texts.reduce((n, t) => n + t.length, 0) / 4);
