@@ -559,6 +559,37 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
 
   const ORDER: FallbackStep[] = ['mask', 'offload', 'drop-turns', 'checkpoint-facts', 'offload-protected', 'drop-checkpoints', 'shrink-latest', 'drop-protected', 'offload-open'];
 
+  it('read after read (memoized masks and the left-out turns\' ledger) gives exactly what a first read gives, as the session grows', () => {
+    fc.assert(
+      fc.property(sessionArb, fc.double({ min: 0.75, max: 1, noNaN: true }), (spec, cut) => {
+        // Each user turn names a URL, so the left-out turns' note has keys to tell apart.
+        const context = build(spec).map((m) => {
+          const [first, ...rest] = m.message.blocks;
+          if (m.message.role !== 'user' || first?.type !== 'text') return m;
+          const message: CanonicalMessage = { ...m.message, blocks: [text(`${first.text} (see https://example.test/turn/${m.seq})`), ...rest] };
+          return { seq: m.seq, message, tokens: count(message) };
+        });
+        const fresh = (xs: SessionMessage[]) => structuredClone(xs);
+        // One budget for both reads, as a session's is: the longer session drops more of the same oldest turns.
+        const budget = Math.floor(tokensOf(context) * (0.15 + spec.fill / 4));
+        const opts = () => options(budget, { latestMessages: spec.latestMessages, latestUserTexts: spec.latestUserTexts, exemptToolNames: spec.exempt ? ['memory'] : [] });
+        const attempt = (xs: SessionMessage[]) => {
+          try {
+            return fitToBudget(xs, opts());
+          } catch (e) {
+            return e instanceof BudgetTooSmall ? 'too-small' : e;
+          }
+        };
+        // An earlier read of the same (shorter) session primes the memos with the same message objects.
+        const earlier = context.slice(0, Math.max(1, Math.ceil(context.length * cut)));
+        expect(attempt(earlier)).toEqual(attempt(fresh(earlier)));
+        expect(attempt(context)).toEqual(attempt(fresh(context)));
+        expect(attempt(context)).toEqual(attempt(fresh(context)));
+      }),
+      { numRuns: 150 },
+    );
+  });
+
   it('properties: within budget or 422 (G4), 422 only when what never goes exceeds the budget, valid for both providers (G2), protected content kept unless it had to give way (G3), deterministic (G8)', () => {
     fc.assert(
       fc.property(sessionArb, (spec) => {

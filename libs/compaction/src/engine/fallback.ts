@@ -6,8 +6,8 @@ import { Protection, ProtectionPolicy, protectionOf } from './protection';
 import { CountMessage, SessionMessage } from './types';
 import { FACTS_HEADER } from './version';
 import { CONSTRAINTS_LABEL } from '../ledger/render';
-import { placeholderKeys } from '../ledger/placeholder';
-import { errorLines } from '../ledger/errors';
+import { placeholderKeysOf } from '../ledger/placeholder';
+import { FactsLedger, LedgerState } from '../ledger/ledger';
 
 /**
  * Guarantee 4's read-time fallback, then Guarantee 3's give-way order, in the order they run:
@@ -78,36 +78,62 @@ const sumTokens = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0)
 const isCheckpoint = (m: CanonicalMessage) => m.role === 'system' && (m.tags?.includes('checkpoint') ?? false);
 
 /**
- * The note that takes the place of the turns the fallback left out: how many, which seqs, and the
- * facts-ledger keys and error lines their text held (the history keeps them whole). A system
- * message, so it is valid wherever it stands (Anthropic hoists it into the system prompt).
- * Undefined when they held no key.
- */
-/**
  * The fallback runs on the API thread at read time: of a text longer than this, the note reads its
  * first and last half only (a 3 MB conversation's note cost ~50 ms of the first read otherwise).
  */
 const NOTE_SCAN_CHARS = 128 * 1024;
 const scanned = (t: string) => (t.length <= NOTE_SCAN_CHARS ? t : `${t.slice(0, NOTE_SCAN_CHARS / 2)}\n${t.slice(-NOTE_SCAN_CHARS / 2)}`);
+const resultText = (b: ToolResultBlock) => (typeof b.content === 'string' ? b.content : b.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n'));
 
+/** A message as the note reads it: texts and outputs past NOTE_SCAN_CHARS cut to their two ends (the same object when none is). */
+function boundedForNote(m: CanonicalMessage): CanonicalMessage {
+  const long = (b: Block) => (b.type === 'text' && b.text.length > NOTE_SCAN_CHARS) || (b.type === 'tool_result' && resultText(b).length > NOTE_SCAN_CHARS);
+  if (!m.blocks.some(long)) return m;
+  return {
+    ...m,
+    blocks: m.blocks.map((b) => (!long(b) ? b : b.type === 'text' ? { ...b, text: scanned(b.text) } : b.type === 'tool_result' ? { ...b, content: scanned(resultText(b)) } : b)),
+  };
+}
+
+/**
+ * The ledger of the turns left out, kept with the first of them: the fallback leaves out the same
+ * oldest turns read after read (and a few more as the session grows) until a compaction lands, so a
+ * read adds only the messages it leaves out that the last one did not (reading them all again was
+ * ~4.5 s a read at 10,000 messages). Adding to a ledger in two steps gives what one step gives.
+ */
+const noteMemo = new WeakMap<CanonicalMessage, { seqs: number[]; last: CanonicalMessage; state: LedgerState; note: CanonicalMessage | undefined }>();
+
+/**
+ * The note that takes the place of the turns the fallback left out: how many, which seqs, and the
+ * facts-ledger keys and error lines their messages held (the history keeps them whole): the ledger
+ * read message by message, as every stage reads it. A system message, so it is valid wherever it
+ * stands (Anthropic hoists it into the system prompt). Undefined when they held no key.
+ */
 function droppedNote(dropped: SessionMessage[]): CanonicalMessage | undefined {
-  const texts: string[] = [];
-  for (const m of dropped) {
-    for (const b of m.message.blocks) {
-      if (b.type === 'text') texts.push(scanned(b.text));
-      else if (b.type === 'tool_result') texts.push(scanned(typeof b.content === 'string' ? b.content : b.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n')));
-      else if (b.type === 'tool_use') texts.push(scanned(JSON.stringify(b.input ?? null)));
-    }
-  }
-  const text = texts.join('\n');
-  const keys = placeholderKeys(text);
-  const errors = errorLines(text).slice(0, 2);
-  if (!keys && errors.length === 0) return undefined;
   const seqs = dropped.map((m) => m.seq);
-  const lines = [`[${plural(dropped.length, 'earlier message')} left out to fit the budget (seq ${fmt(Math.min(...seqs))}–${fmt(Math.max(...seqs))}; the history keeps them)]`];
-  if (keys) lines.push(`Keys in them: ${keys}`);
-  if (errors.length) lines.push(`Errors in them:\n${errors.join('\n')}`);
-  return { role: 'system', tags: ['note'], blocks: [{ type: 'text', text: lines.join('\n') }] };
+  const memo = noteMemo.get(dropped[0].message);
+  const extending = memo !== undefined && memo.seqs.length <= seqs.length && memo.seqs.every((s, k) => seqs[k] === s) && dropped[memo.seqs.length - 1].message === memo.last;
+  if (extending && memo.seqs.length === seqs.length) return memo.note;
+  const ledger = extending ? FactsLedger.from(memo.state) : new FactsLedger();
+  ledger.addAll(dropped.slice(extending ? memo.seqs.length : 0).map((m) => ({ seq: m.seq, message: boundedForNote(m.message) })));
+  const entries = ledger.entries();
+  const keys = placeholderKeysOf(entries);
+  // The latest failures among them (the earliest were the likeliest fixed since), in their order.
+  const errors = entries
+    .filter((e) => e.kind === 'error')
+    .sort((a, b) => b.lastSeq - a.lastSeq || b.firstSeq - a.firstSeq)
+    .slice(0, 2)
+    .reverse()
+    .map((e) => (e.value.length > 200 ? `${e.value.slice(0, 199)}…` : e.value));
+  let note: CanonicalMessage | undefined;
+  if (keys || errors.length > 0) {
+    const lines = [`[${plural(dropped.length, 'earlier message')} left out to fit the budget (seq ${fmt(seqs[0])}–${fmt(seqs[seqs.length - 1])}; the history keeps them)]`];
+    if (keys) lines.push(`Keys in them: ${keys}`);
+    if (errors.length) lines.push(`Errors in them:\n${errors.join('\n')}`);
+    note = { role: 'system', tags: ['note'], blocks: [{ type: 'text', text: lines.join('\n') }] };
+  }
+  noteMemo.set(dropped[0].message, { seqs, last: dropped[dropped.length - 1].message, state: ledger.state(), note });
+  return note;
 }
 
 /**

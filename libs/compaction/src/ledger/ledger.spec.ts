@@ -84,6 +84,16 @@ describe('facts ledger on SWE-agent trajectories', () => {
     expect(resumed.throughSeq).toBe(whole.throughSeq);
   });
 
+  it('is incremental for an agent that acts through text: a command\'s output read after a resume is still its output, at every cut', () => {
+    // pydicom-1458 (gpt4): the agent writes its commands in its text; the next user message is their output.
+    const messages = sweAgent('pydicom-1458__gpt4.traj');
+    const whole = JSON.stringify(FactsLedger.of(messages).state());
+    for (let cut = 1; cut < messages.length; cut += 1) {
+      const resumed = FactsLedger.from(JSON.parse(JSON.stringify(FactsLedger.of(messages.slice(0, cut)).state()))).addAll(messages);
+      expect([cut, JSON.stringify(resumed.state())]).toEqual([cut, whole]);
+    }
+  });
+
   it('is pruned to a size by weight, never losing the user constraints', () => {
     const ledger = FactsLedger.of(sweAgent('marshmallow-1867__function_calling_replace_from_source.traj'));
     const constraints = ledger.entries().filter(isPinned).length;

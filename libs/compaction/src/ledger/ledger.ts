@@ -72,6 +72,8 @@ export interface LedgerState {
   /** Tool calls still waiting for their result, and the file a windowed editor has open: what the next messages are read against. */
   calls?: [string, { name: string; command?: string }][];
   openFile?: string;
+  /** The last message added ran a command written in its text: the next user message is its output. */
+  awaitingOutput?: boolean;
 }
 
 const SOURCE_WEIGHT: Record<Source, number> = { said: 3, error: 3, code: 1, output: 0.25 };
@@ -104,6 +106,8 @@ export class FactsLedger {
   private readonly calls = new Map<string, { name: string; command?: string }>();
   /** The file a windowed editor has open (SWE-agent's `open`/`create`, then `edit`/`insert` without a path). */
   private openFile: string | undefined;
+  /** The last message added ran a command in its text (agents that act through text): the next user message is its output. */
+  private awaitingOutput = false;
 
   static from(state?: LedgerState | null): FactsLedger {
     const ledger = new FactsLedger();
@@ -111,6 +115,9 @@ export class FactsLedger {
       ledger.through = state.throughSeq;
       for (const [id, call] of state.calls ?? []) ledger.calls.set(id, call);
       ledger.openFile = state.openFile;
+      ledger.awaitingOutput = state.awaitingOutput === true;
+  
+  
       for (const e of state.entries) ledger.map.set(`${e.kind}\u0000${e.key}`, { ...e, ...(e.was ? { was: [...e.was] } : {}) });
     }
     return ledger;
@@ -134,6 +141,7 @@ export class FactsLedger {
       entries: [...this.map.values()].map((e) => ({ ...e })),
       ...(this.calls.size ? { calls: [...this.calls.entries()] } : {}),
       ...(this.openFile ? { openFile: this.openFile } : {}),
+      ...(this.awaitingOutput ? { awaitingOutput: true } : {}),
     };
   }
 
@@ -158,12 +166,11 @@ export class FactsLedger {
     return this;
   }
 
-  /** Adds the messages after `throughSeq` (earlier ones are already in), in seq order. */
+  /** Adds the messages after `throughSeq` (earlier ones are already in), in seq order: adding in two calls gives what one call gives. */
   addAll(messages: readonly LedgerMessage[]): this {
-    let awaitingOutput = false;
     for (const m of messages) {
       if (m.seq <= this.through) continue;
-      awaitingOutput = this.addMessage(m, awaitingOutput);
+      this.awaitingOutput = this.addMessage(m, this.awaitingOutput);
       this.through = m.seq;
     }
     return this;

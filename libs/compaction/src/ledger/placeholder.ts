@@ -1,4 +1,4 @@
-import { ledgerOfText } from './ledger';
+import { LedgerEntry, ledgerOfText } from './ledger';
 import { entryText, rankEntries } from './render';
 
 /** At most this many characters of keys in one placeholder: a masked output stays a one-liner plus one line of keys. */
@@ -14,7 +14,12 @@ const MAX_PATHS = 6;
  * paths to a placeholder that lists them already (an offload digest).
  */
 export function placeholderKeys(text: string, options: { paths?: boolean } = {}): string | undefined {
-  const entries = ledgerOfText(text).filter((e) => e.kind !== 'error' && e.kind !== 'constraint' && (options.paths !== false || e.kind !== 'path'));
+  return placeholderKeysOf(ledgerOfText(text), options);
+}
+
+/** `placeholderKeys` of a ledger's entries (a ledger kept message by message, say). */
+export function placeholderKeysOf(all: readonly LedgerEntry[], options: { paths?: boolean } = {}): string | undefined {
+  const entries = all.filter((e) => e.kind !== 'error' && e.kind !== 'constraint' && (options.paths !== false || e.kind !== 'path'));
   const paths = entries.filter((e) => e.kind === 'path').length;
   const ranked = rankEntries(entries.map((e) => (e.kind === 'path' || e.kind === 'identifier' ? { ...e, weight: Math.max(e.weight, 0.5) } : e))).filter(
     (e) => e.kind !== 'path' || paths <= MAX_PATHS,
