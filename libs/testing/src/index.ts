@@ -6,6 +6,7 @@ export * from './fake-llm';
 export * from './swe-agent';
 export * from './recording-relay';
 export * from './claude-code';
+export * from './codex-cli';
 export * from './tcp-relay';
 export * from './redis-server';
 export * from './fault-stack';

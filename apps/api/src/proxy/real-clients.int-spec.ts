@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
+import { CanonicalMessage, toResponses } from '@compactor/compaction';
 import { PrismaService } from '@compactor/persistence';
 import {
   FakeLlm,
@@ -9,6 +10,7 @@ import {
   FakeLlmToolLoopRun,
   pollUntil,
   runClaudeCode,
+  runCodex,
   RunningApp,
   startRecordingRelay,
   startWorkerFor,
@@ -198,10 +200,11 @@ function capture(outcome: LoopOutcome): string {
 function summary(outcome: LoopOutcome): string {
   return outcome.forwarded
     .map((r, i) => {
-      const body = r.body as { messages?: Array<{ role: string }>; max_tokens?: number; tools?: unknown[] };
+      const body = r.body as { messages?: Array<{ role: string }>; input?: Array<{ role?: string; type?: string }>; max_tokens?: number; tools?: unknown[] };
       const seen = outcome.observed[i];
-      const roles = (body.messages ?? []).map((m) => m.role[0]).join('');
-      return `#${i} ${r.path} v${seen?.version} ${seen?.tokens} tokens ${seen?.fallback ? 'FALLBACK ' : ''}${seen?.forkedFrom ? `FORK(${seen.forkedFrom}) ` : ''}${hasCheckpoint(r) ? 'CKPT ' : ''}msgs=${body.messages?.length} [${roles}] max_tokens=${body.max_tokens} tools=${body.tools?.length ?? 0} bytes=${JSON.stringify(r.body).length}`;
+      // Chat and Messages bodies by role; Responses `input` items by role or type.
+      const roles = (body.messages ?? body.input ?? []).map((m) => (('role' in m && m.role) || ('type' in m && m.type) || '?')[0]).join('');
+      return `#${i} ${r.path} v${seen?.version} ${seen?.tokens} tokens ${seen?.fallback ? 'FALLBACK ' : ''}${seen?.forkedFrom ? `FORK(${seen.forkedFrom}) ` : ''}${hasCheckpoint(r) ? 'CKPT ' : ''}msgs=${(body.messages ?? body.input)?.length} [${roles}] max_tokens=${body.max_tokens} tools=${body.tools?.length ?? 0} bytes=${JSON.stringify(r.body).length}`;
     })
     .join('\n');
 }
@@ -325,6 +328,91 @@ describe('Claude Code CLI through the proxy', () => {
       expect(sent[0]?.max_tokens).toBe(maxTokens);
       expect(sent[0]?.tools?.map((t) => t.name)).toEqual(expect.arrayContaining(['Bash', 'Read']));
       await expectCompactedLoop(outcome, markers, { checkpoints });
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  }, 200_000);
+});
+
+/** The output items of a streamed Responses answer (its `response.completed` event). */
+function completedOutput(sse: string | undefined): unknown[] {
+  for (const line of (sse ?? '').split('\n')) {
+    if (!line.startsWith('data: ')) continue;
+    const event = JSON.parse(line.slice('data: '.length)) as { type?: string; response?: { output?: unknown[] } };
+    if (event.type === 'response.completed') return event.response?.output ?? [];
+  }
+  return [];
+}
+
+describe('Codex CLI through the proxy', () => {
+  /**
+   * Codex (0.171) sends no max_output_tokens: the reserve is a quarter of the window (gpt-5's maximum output is larger),
+   * its ~8 tool schemas are ~18,000 characters and its developer instructions ~20,000: a 60,000-token window leaves a budget
+   * of about 40,000 tokens, and factor3 writes a checkpoint at half of it. Each turn adds about 2,000 tokens (an
+   * 8,000-character file through exec_command), so the first compaction comes after seven or eight turns.
+   */
+  const WINDOW = 60_000;
+  const TOOL_TURNS = 12;
+  const FINAL = 'All twelve parts are read: the totals match.';
+
+  it('runs codex exec with scripted shell calls to the final answer; the checkpoint is in every forwarded input after the first compaction, nothing forks, the history is exact', async () => {
+    const session = uid('codex-cli');
+    const work = mkdtempSync(path.join(tmpdir(), 'compactor-codex-work-'));
+    try {
+      mkdirSync(path.join(work, 'data'));
+      const markers = Array.from({ length: TOOL_TURNS }, (_, k) => `CODEX-PART-${String(k).padStart(2, '0')}-MARKER`);
+      markers.forEach((marker, k) => writeFileSync(path.join(work, 'data', `part-${String(k).padStart(2, '0')}.txt`), `${bigText(marker, 8_000)}\n`));
+      const call = (k: number): FakeLlmToolCall => ({ id: `call_codex_${String(k).padStart(2, '0')}`, name: 'exec_command', input: { cmd: `cat data/part-${String(k).padStart(2, '0')}.txt` } });
+      const turns: FakeLlmStep[] = [...Array.from({ length: TOOL_TURNS }, (_, k) => ({ text: k === 0 ? 'Reading the parts one by one.' : '', toolCalls: [call(k)] })), { text: FINAL }];
+      const notes: string[] = [];
+      const loopHeader = `codex-${session}`;
+      const run = fake.toolLoop({ match: (r) => r.headers['x-test-loop'] === loopHeader, turns: paced(session, turns, notes) });
+      await http().post('/v1/sessions').set(auth()).send({ id: session, model: 'gpt-5-codex', contextWindow: WINDOW, policy: 'factor3' }).expect(201);
+      const relay = await startRecordingRelay(`${base}/v1/proxy/openai/v1`);
+      const before = fake.requests.length;
+      let cli;
+      try {
+        cli = await runCodex({
+          baseUrl: relay.url,
+          cwd: work,
+          prompt: `Read every file in ./data one at a time with cat and report whether the totals match.`,
+          headers: { 'X-Compactor-Key': key, 'X-Compactor-Session': session, 'X-Test-Loop': loopHeader },
+          timeoutMs: 150_000,
+        });
+      } finally {
+        await relay.close();
+        run.stop();
+      }
+      const forwarded = fake.requests.slice(before).filter((r) => r.headers['x-test-loop'] === loopHeader);
+      const proxied = relay.exchanges.filter((e) => e.method === 'POST' && e.url.startsWith('/responses'));
+      const observed = proxied.map((e) => observedOf(e.status ?? 0, (n) => e.responseHeaders?.[n]));
+      const extra = {
+        cli: { exitCode: cli.exitCode, signal: cli.signal, durationMs: cli.durationMs, lastMessage: cli.lastMessage, stderr: cli.stderr.slice(-4000), stdout: cli.stdout.slice(-4000) },
+        client: { requests: relay.exchanges.map((e) => ({ method: e.method, url: e.url, status: e.status, headers: e.requestHeaders, responseHeaders: e.responseHeaders, error: e.error })), firstBody: proxied[0]?.body },
+      };
+      const outcome: LoopOutcome = { session, run, observed, forwarded, notes, extra };
+      capture(outcome);
+
+      expect({ exitCode: cli.exitCode, lastMessage: cli.lastMessage?.trim(), proxyErrors: proxied.filter((e) => e.status !== 200).map((e) => `${e.status} ${e.responseBody?.slice(0, 500)}`) }).toEqual({
+        exitCode: 0,
+        lastMessage: FINAL,
+        proxyErrors: [],
+      });
+      // Only the proxied Responses route: its own network features are off.
+      expect(relay.exchanges.filter((e) => !e.url.startsWith('/responses')).map((e) => `${e.method} ${e.url}`)).toEqual([]);
+      await expectCompactedLoop(outcome, markers, { checkpoints: true });
+
+      // The history is exactly what was appended: the first request's items, then each answer's output items and the
+      // items the next request added (the tool outputs), whatever the forwarded context held meanwhile.
+      const inputs = proxied.map((e) => (e.body as { input: unknown[] }).input);
+      const outputs = proxied.map((e) => completedOutput(e.responseBody));
+      const expected: unknown[] = [...inputs[0]];
+      inputs.forEach((input, k) => {
+        expected.push(...outputs[k]);
+        if (k + 1 < inputs.length) expected.push(...inputs[k + 1].slice(input.length + outputs[k].length));
+      });
+      const history = (await http().get(`/v1/sessions/${session}/messages?limit=500`).set(auth()).expect(200)).body as { messages: Array<{ message: CanonicalMessage }> };
+      expect(toResponses(history.messages.map((m) => m.message))).toEqual(expected);
     } finally {
       rmSync(work, { recursive: true, force: true });
     }
