@@ -29,7 +29,7 @@ export * from './engine/goal-markers';
 export * from './engine/checkpoint-aging';
 export * from './engine/tool-postprocess';
 export * from './presets/factor3';
-export * from './engine/two-layer';
+export * from './presets/two-layer';
 export * from './engine/offload';
 export * from './presets/watermark';
 export * from './stages/stage';

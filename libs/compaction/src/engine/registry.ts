@@ -9,7 +9,7 @@ import { CHECKPOINT_AGING } from './checkpoint-aging';
 import { FACTOR3 } from '../presets/factor3';
 import { OFFLOAD_COMPACT } from './offload-compact';
 import { WATERMARK } from '../presets/watermark';
-import { TWO_LAYER } from './two-layer';
+import { TWO_LAYER } from '../presets/two-layer';
 import { PresetDefinition } from './preset';
 import { CompactionInput, CompactionOutcome, CountMessage, SessionMessage } from './types';
 

@@ -9,8 +9,8 @@ import { LlmError, SummarizeRequest, Summarizer } from '../llm/summarizer';
 import { resolveParams } from '../policy/params';
 import { presetTrigger } from '../policy/presets';
 import { compactTwoLayer, compressLargeResult, TWO_LAYER, TWO_LAYER_DEFAULTS, TwoLayerParams } from './two-layer';
-import { CompactionInput, CountMessage, SessionMessage } from './types';
-import { applyPrefix, checkpointMessage, EMPTY_PREFIX, VersionPrefix } from './version';
+import { CompactionInput, CountMessage, SessionMessage } from '../engine/types';
+import { applyPrefix, checkpointMessage, EMPTY_PREFIX, VersionPrefix } from '../engine/version';
 
 // Results here run to hundreds of thousands of chars: a cheap, deterministic estimate (4 chars a token) keeps the spec fast.
 const countText = (t: string) => Math.ceil(t.length / 4);
