@@ -140,6 +140,10 @@ describe('POST /v1/proxy/openai/v1/responses', () => {
     const history = await historyItems(session);
     expect(history).toEqual([...input, ...JSON.parse(JSON.stringify(answer.output))]);
     expect(history.find((i) => (i as { id?: string }).id === 'rs_fake_' + fake.completionRequests().at(-1)!.index)).toMatchObject({ encrypted_content: 'gAAAA-answer-reasoning' });
+    // GET context?format=responses serves the context as a Responses `input`: here (nothing compacted) the whole history.
+    const context = await http().get(`/v1/sessions/${session}/context?format=responses`).set(auth()).expect(200);
+    expect(context.body).toMatchObject({ format: 'responses', messages: [] });
+    expect(context.body.input).toEqual(history);
 
     // The client sends the answer back (its reasoning item with it): no fork, the same items forwarded.
     fake.enqueue({ text: 'Anything else?' });

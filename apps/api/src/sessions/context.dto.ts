@@ -21,14 +21,21 @@ export class ContextResponse {
   @ApiProperty()
   sessionId!: string;
 
-  @ApiProperty({ enum: ['anthropic', 'openai', 'canonical'] })
-  format!: 'anthropic' | 'openai' | 'canonical';
+  @ApiProperty({ enum: ['anthropic', 'openai', 'responses', 'canonical'] })
+  format!: 'anthropic' | 'openai' | 'responses' | 'canonical';
 
   @ApiPropertyOptional({ description: "Anthropic's top-level system prompt (anthropic format only).", oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object' } }] })
   system?: unknown;
 
-  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Ready to send as the request\'s `messages`.' })
+  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Ready to send as the request\'s `messages` (empty for `responses`: see `input`).' })
   messages!: unknown[];
+
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    description: "`responses` format only: ready to send as an OpenAI Responses request's `input` (items the session got from the Responses API come back as they were sent, opaque ones included).",
+  })
+  input?: unknown[];
 
   @ApiProperty({ description: 'Tokens of this context.' })
   tokens!: number;

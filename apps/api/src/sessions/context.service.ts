@@ -19,6 +19,7 @@ import {
   SessionMessage,
   toAnthropic,
   toOpenAI,
+  toResponses,
   VersionPrefix,
 } from '@compactor/compaction';
 import { EventPublisher } from '@compactor/jobs';
@@ -32,7 +33,7 @@ import { sessionPolicy, sessionUsage } from './session-config';
 import { SessionsService } from './sessions.service';
 import { canonicalOf } from '@compactor/persistence';
 
-export type ContextFormat = 'anthropic' | 'openai' | 'canonical';
+export type ContextFormat = 'anthropic' | 'openai' | 'responses' | 'canonical';
 
 /** What a proxied request adds to the session's budget (SPEC.md "Budget"). */
 export interface ContextLimits {
@@ -235,7 +236,9 @@ export class ContextService {
         ? toAnthropic(valid)
         : format === 'openai'
           ? { messages: toOpenAI(valid) }
-          : { messages: valid };
+          : format === 'responses'
+            ? { messages: [], input: toResponses(valid) }
+            : { messages: valid };
     return {
       sessionId: session.externalId,
       format,

@@ -56,7 +56,7 @@ const historyQuerySchema = z.strictObject({
 });
 
 const contextQuerySchema = z.strictObject({
-  format: z.enum(['anthropic', 'openai', 'canonical']).default('anthropic'),
+  format: z.enum(['anthropic', 'openai', 'responses', 'canonical']).default('anthropic'),
 });
 
 const createSessionSchema = z.strictObject({
@@ -223,7 +223,7 @@ export class SessionsController {
   @Get(':id/context')
   @Authenticated('read')
   @ApiOperation({ operationId: 'getContext', summary: 'The ready-to-send context, always valid for the chosen provider.' })
-  @ApiQuery({ name: 'format', required: false, enum: ['anthropic', 'openai', 'canonical'] })
+  @ApiQuery({ name: 'format', required: false, enum: ['anthropic', 'openai', 'responses', 'canonical'] })
   @ApiOkResponse({ type: ContextResponse })
   @ApiNotFoundResponse(SESSION_NOT_FOUND)
   async context(@Auth() auth: AuthContext, @Param('id') id: string, @Query() query: unknown, @Res() res: Response): Promise<void> {
