@@ -26,7 +26,7 @@ export * from './engine/preset';
 export * from './engine/registry';
 export * from './engine/fallback';
 export * from './engine/goal-markers';
-export * from './engine/checkpoint-aging';
+export * from './presets/checkpoint-aging';
 export * from './engine/tool-postprocess';
 export * from './presets/factor3';
 export * from './presets/two-layer';

@@ -3,7 +3,7 @@ import { FactsLedger } from '../ledger/ledger';
 import { checkLedger, entryText } from '../ledger/render';
 import { contextTextOf } from '../ledger/context-text';
 import { reliabilityOf, ReliabilityModel } from '../reliability/score';
-import { checkpointFacts, CheckpointFacts } from './checkpoint-aging';
+import { checkpointFacts, CheckpointFacts } from './checkpoint-facts';
 import { GoalRecord, goalBlockText, renderGoalBlock, taskStatement, TASK_STATEMENT_BUDGET_SHARE, TASK_STATEMENT_MAX_TOKENS } from './goal-markers';
 import { CompactionEvent, CompactionOutcome, SessionMessage } from './types';
 import { applyPrefix, Checkpoint, checkpointMessage, goalBlockMessage, VersionPrefix } from './version';

@@ -5,7 +5,7 @@ import { numberProblem } from '../policy/ranges';
 import { PolicyInput, PresetName } from '../policy/presets';
 import { BALANCED, BALANCED_DEFAULTS } from './balanced';
 import { ProtectionPolicy } from './protection';
-import { CHECKPOINT_AGING } from './checkpoint-aging';
+import { CHECKPOINT_AGING } from '../presets/checkpoint-aging';
 import { FACTOR3 } from '../presets/factor3';
 import { OFFLOAD_COMPACT } from './offload-compact';
 import { WATERMARK } from '../presets/watermark';

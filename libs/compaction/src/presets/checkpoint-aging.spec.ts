@@ -17,8 +17,8 @@ import {
   fitToTokens,
   ULTRA_LEVEL,
 } from './checkpoint-aging';
-import { CompactionInput, CountMessage, SessionMessage } from './types';
-import { applyPrefix, Checkpoint, checkpointMessage, EMPTY_PREFIX, VersionPrefix } from './version';
+import { CompactionInput, CountMessage, SessionMessage } from '../engine/types';
+import { applyPrefix, Checkpoint, checkpointMessage, EMPTY_PREFIX, VersionPrefix } from '../engine/version';
 
 const countText = (t: string) => countTextSync(t, 'o200k_base');
 const count: CountMessage = (m) => 3 + countableParts(m).texts.reduce((n, t) => n + countText(t), 0);
