@@ -33,7 +33,7 @@ export * from './presets/two-layer';
 export * from './engine/offload';
 export * from './presets/watermark';
 export * from './stages/stage';
-export * from './engine/offload-compact';
+export * from './presets/offload-compact';
 export * from './engine/finalize';
 export * from './reliability';
 export * from './proxy/conversation-match';

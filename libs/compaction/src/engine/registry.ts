@@ -7,7 +7,7 @@ import { BALANCED, BALANCED_DEFAULTS } from './balanced';
 import { ProtectionPolicy } from './protection';
 import { CHECKPOINT_AGING } from '../presets/checkpoint-aging';
 import { FACTOR3 } from '../presets/factor3';
-import { OFFLOAD_COMPACT } from './offload-compact';
+import { OFFLOAD_COMPACT } from '../presets/offload-compact';
 import { WATERMARK } from '../presets/watermark';
 import { TWO_LAYER } from '../presets/two-layer';
 import { PresetDefinition } from './preset';

@@ -8,7 +8,7 @@ import { countableParts } from '../messages/countable';
 import { parseOpenAIMessages } from '../messages/openai';
 import { makeProviderValid, providerValidityProblems } from '../messages/provider-valid';
 import { resolveParams } from '../policy/params';
-import { artifactContent, referencedArtifactIds } from './offload';
+import { artifactContent, referencedArtifactIds } from '../engine/offload';
 import {
   compactOffloadCompact,
   OFFLOAD_COMPACT,
@@ -18,8 +18,8 @@ import {
   offloadCompactEnvLayer,
   OffloadCompactParams,
 } from './offload-compact';
-import { CompactionInput, CountMessage, SessionMessage } from './types';
-import { applyPrefix, checkpointMessage, contentId, EMPTY_PREFIX, VersionPrefix } from './version';
+import { CompactionInput, CountMessage, SessionMessage } from '../engine/types';
+import { applyPrefix, checkpointMessage, contentId, EMPTY_PREFIX, VersionPrefix } from '../engine/version';
 
 const count: CountMessage = (m) => 3 + Math.ceil(countableParts(m).texts.reduce((n, t) => n + t.length, 0) / 4);
 const countText = (t: string) => Math.ceil(t.length / 4);
