@@ -6,7 +6,6 @@ Python 3 runs (including machines that reach no package index).
 
 import json
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Literal, Mapping, Optional, Union, cast
 from urllib.error import HTTPError
@@ -27,7 +26,7 @@ from .types import (
     SnapshotView,
 )
 
-ContextFormat = Literal["anthropic", "openai", "canonical"]
+ContextFormat = Literal["anthropic", "openai", "responses", "canonical"]
 #: A preset name (``"balanced"``) or a preset with parameter overrides.
 Policy = Union[str, Mapping[str, Any]]
 
@@ -100,8 +99,8 @@ class Compactor:
         """Appends messages (Anthropic, OpenAI or canonical shape); the first append creates the session.
 
         ``model``, ``context_window``, ``output_reserve`` and ``policy`` set up a new session.
-        Pass the same ``idempotency_key`` when you retry an append: it applies once and the retry
-        gets the first answer. Without one, each call gets a fresh key.
+        Pass an ``idempotency_key`` and the same one when you retry the append: it applies once
+        and the retry gets the first answer. Without one, a retry appends again.
         """
         body: Dict[str, Any] = {"messages": messages}
         for key, value in (
@@ -116,10 +115,10 @@ class Compactor:
         ):
             if value is not None:
                 body[key] = value
-        key = idempotency_key or str(uuid.uuid4())
+        headers = {} if idempotency_key is None else {"Idempotency-Key": idempotency_key}
         return cast(
             AppendMessagesResponse,
-            self.request("POST", f"/v1/sessions/{_segment(session_id)}/messages", body=body, headers={"Idempotency-Key": key}),
+            self.request("POST", f"/v1/sessions/{_segment(session_id)}/messages", body=body, headers=headers),
         )
 
     def context(self, session_id: str, format: Optional[ContextFormat] = None) -> ContextResponse:

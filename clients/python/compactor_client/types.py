@@ -171,9 +171,10 @@ ContextResponse = TypedDict("ContextResponse", {
     "checkpoints": List[Dict[str, Any]],  # Checkpoints used.
     "contextVersion": NotRequired[Optional[float]],  # The context version in force (null before the first compaction).
     "fallback": NotRequired[Optional[str]],  # Set when Guarantee 4's fallback had to apply.
-    "format": Literal["anthropic", "openai", "canonical"],
+    "format": Literal["anthropic", "openai", "responses", "canonical"],
+    "input": NotRequired[List[Dict[str, Any]]],  # `responses` format only: ready to send as an OpenAI Responses request's `input` (items the session got from the Responses API come back as they were sent, opaque ones included).
     "leftOut": List["LeftOutMessage"],  # History messages not sent, and why (they stay in the history).
-    "messages": List[Dict[str, Any]],  # Ready to send as the request's `messages`.
+    "messages": List[Dict[str, Any]],  # Ready to send as the request's `messages` (empty for `responses`: see `input`).
     "protection": NotRequired["ContextProtection"],  # Canonical format only: what the session's policy protects now (besides system prompts and pinned messages).
     "seqs": NotRequired[List[float]],  # Canonical format only: the history seq of each message, in order (a checkpoint's is its toSeq, the goal block's 0).
     "sessionId": str,

@@ -1,5 +1,4 @@
 import createClient, { type Client } from 'openapi-fetch';
-import { randomUUID } from 'node:crypto';
 import { CompactorApiError } from './errors';
 import type { components, operations, paths } from './generated/schema';
 
@@ -91,14 +90,15 @@ export class Compactor {
 
   /**
    * Appends messages (Anthropic, OpenAI or canonical shape); the first append creates the session.
-   * Pass the same `idempotencyKey` when you retry an append: it applies once and the retry gets
-   * the first answer. Without one, each call gets a fresh key.
+   * Pass an `idempotencyKey` and the same one when you retry the append: it applies once and the
+   * retry gets the first answer. Without one, a retry appends again.
    */
   async append(sessionId: string, body: AppendMessagesRequest, options: { idempotencyKey?: string } = {}): Promise<AppendMessagesResponse> {
-    const idempotencyKey = options.idempotencyKey ?? randomUUID();
+    // The document lists the header twice, once as required: it is optional (README "Using the API").
+    const header = (options.idempotencyKey === undefined ? {} : { 'Idempotency-Key': options.idempotencyKey }) as { 'idempotency-key': string };
     return unwrap(
       await this.api.POST('/v1/sessions/{id}/messages', {
-        params: { path: { id: sessionId }, header: { 'idempotency-key': idempotencyKey } },
+        params: { path: { id: sessionId }, header },
         body: body as Schemas['AppendMessagesRequest'],
       }),
     );

@@ -803,10 +803,14 @@ export interface components {
             /** @description Set when Guarantee 4's fallback had to apply. */
             fallback?: string | null;
             /** @enum {string} */
-            format: "anthropic" | "openai" | "canonical";
+            format: "anthropic" | "openai" | "responses" | "canonical";
+            /** @description `responses` format only: ready to send as an OpenAI Responses request's `input` (items the session got from the Responses API come back as they were sent, opaque ones included). */
+            input?: {
+                [key: string]: unknown;
+            }[];
             /** @description History messages not sent, and why (they stay in the history). */
             leftOut: components["schemas"]["LeftOutMessage"][];
-            /** @description Ready to send as the request's `messages`. */
+            /** @description Ready to send as the request's `messages` (empty for `responses`: see `input`). */
             messages: {
                 [key: string]: unknown;
             }[];
@@ -2720,7 +2724,7 @@ export interface operations {
     getContext: {
         parameters: {
             query?: {
-                format?: "anthropic" | "openai" | "canonical";
+                format?: "anthropic" | "openai" | "responses" | "canonical";
             };
             header?: never;
             path: {
