@@ -19,7 +19,7 @@ export * from './engine/protection';
 export * from './engine/masking';
 export * from './engine/version';
 export * from './engine/summarize';
-export * from './engine/balanced';
+export * from './presets/balanced';
 export * from './engine/count';
 export * from './policy/params';
 export * from './engine/preset';

@@ -3,7 +3,7 @@ import { FieldProblem, ValidationFailed } from '../errors';
 import { ParamLayer, resolveParams } from '../policy/params';
 import { numberProblem } from '../policy/ranges';
 import { PolicyInput, PresetName } from '../policy/presets';
-import { BALANCED, BALANCED_DEFAULTS } from './balanced';
+import { BALANCED, BALANCED_DEFAULTS } from '../presets/balanced';
 import { ProtectionPolicy } from './protection';
 import { CHECKPOINT_AGING } from '../presets/checkpoint-aging';
 import { FACTOR3 } from '../presets/factor3';

@@ -5,9 +5,9 @@ import { countableParts } from '../messages/countable';
 import { providerValidityProblems } from '../messages/provider-valid';
 import { LlmError, renderTranscript, SummarizeRequest, Summarizer } from '../llm/summarizer';
 import { BALANCED_DEFAULTS, BalancedParams, compactBalanced } from './balanced';
-import { CompactionInput } from './types';
-import { CountMessage, SessionMessage } from './types';
-import { applyPrefix, checkpointMessage, EMPTY_PREFIX, VersionPrefix } from './version';
+import { CompactionInput } from '../engine/types';
+import { CountMessage, SessionMessage } from '../engine/types';
+import { applyPrefix, checkpointMessage, EMPTY_PREFIX, VersionPrefix } from '../engine/version';
 
 const countText = (t: string) => countTextSync(t, 'o200k_base');
 const count: CountMessage = (m) => 3 + countableParts(m).texts.reduce((n, t) => n + countText(t), 0);
