@@ -1,5 +1,6 @@
 import { CompactionInput, CompactionOutcome, CountMessage, SessionMessage } from './types';
 import { ArtifactOutput } from './version';
+import { CanonicalMessage } from '../messages/canonical';
 import type { PresetTrigger } from '../policy/presets';
 
 /**
@@ -29,4 +30,9 @@ export interface PresetDefinition<P extends object> {
   trigger: PresetTrigger;
   run(input: CompactionInput, params: P): Promise<CompactionOutcome>;
   ingest?: IngestStep<P>;
+  /**
+   * Whether an appended message calls for an `ingest` run of the preset's per-result steps that
+   * store or summarize (reads use Guarantee 4's fallback until it finishes); none when absent.
+   */
+  needsIngestRun?: (message: CanonicalMessage, tokens: number, params: P) => boolean;
 }

@@ -3,13 +3,9 @@ import { FieldProblem, ValidationFailed } from '../errors';
 import { ParamLayer, resolveParams } from '../policy/params';
 import { numberProblem } from '../policy/ranges';
 import { PolicyInput, PresetName } from '../policy/presets';
-import { BALANCED, BALANCED_DEFAULTS } from '../presets/balanced';
+import { BALANCED_DEFAULTS } from '../presets/balanced';
+import { PRESET_DEFINITIONS } from '../presets';
 import { ProtectionPolicy } from './protection';
-import { CHECKPOINT_AGING } from '../presets/checkpoint-aging';
-import { FACTOR3 } from '../presets/factor3';
-import { OFFLOAD_COMPACT } from '../presets/offload-compact';
-import { WATERMARK } from '../presets/watermark';
-import { TWO_LAYER } from '../presets/two-layer';
 import { PresetDefinition } from './preset';
 import { CompactionInput, CompactionOutcome, CountMessage, SessionMessage } from './types';
 
@@ -17,15 +13,8 @@ import { CompactionInput, CompactionOutcome, CountMessage, SessionMessage } from
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyPreset = PresetDefinition<any>;
 
-/** The presets of SPEC.md's table whose stages the engine runs. */
-const PRESETS: Partial<Record<PresetName, AnyPreset>> = {
-  balanced: BALANCED,
-  'checkpoint-aging': CHECKPOINT_AGING,
-  factor3: FACTOR3,
-  'two-layer': TWO_LAYER,
-  watermark: WATERMARK,
-  'offload-compact': OFFLOAD_COMPACT,
-};
+/** The presets of SPEC.md's table whose stages the engine runs (libs/compaction/src/presets), by name. */
+const PRESETS: Partial<Record<PresetName, AnyPreset>> = Object.fromEntries(PRESET_DEFINITIONS.map((p) => [p.name, p]));
 
 export function presetDefinition(name: PresetName): AnyPreset | undefined {
   return PRESETS[name];
@@ -114,26 +103,20 @@ export function ingestTransform(policy: PolicyInput): ((m: SessionMessage, count
 }
 
 
-const resultChars = (m: CanonicalMessage) =>
-  m.blocks.reduce((n, b) => n + (b.type === 'tool_result' ? (typeof b.content === 'string' ? b.content.length : JSON.stringify(b.content).length) : 0), 0);
-
 /**
  * Whether appended messages call for an `ingest` run of the preset's per-result steps that store
- * or summarize (SPEC.md "Policies"): `balanced` offloads a result above `offloadAboveTokens`,
- * `two-layer` (seed 002) summarizes one over `singleResultThreshold` characters. Until it finishes,
- * reads use Guarantee 4's fallback.
+ * or summarize (SPEC.md "Policies"; each preset says so with `needsIngestRun`: `balanced` offloads
+ * a result above `offloadAboveTokens`, `two-layer` (seed 002) summarizes one over
+ * `singleResultThreshold` characters). Until it finishes, reads use Guarantee 4's fallback.
  */
 export function needsIngestRun(policy: PolicyInput, messages: readonly CanonicalMessage[], tokens: readonly number[]): boolean {
-  if (policy.preset !== 'balanced' && policy.preset !== 'two-layer') return false;
-  let params: Record<string, unknown>;
+  const needs = PRESETS[policy.preset]?.needsIngestRun;
+  if (!needs) return false;
+  let params: object;
   try {
-    params = resolvePresetParams(policy) as Record<string, unknown>;
+    params = resolvePresetParams(policy);
   } catch {
     return false;
   }
-  return messages.some((m, i) => {
-    if (!m.blocks.some((b) => b.type === 'tool_result')) return false;
-    if (policy.preset === 'balanced') return tokens[i] > (params.offloadAboveTokens as number);
-    return params.compressionEnabled !== false && resultChars(m) > (params.singleResultThreshold as number);
-  });
+  return messages.some((m, i) => m.blocks.some((b) => b.type === 'tool_result') && needs(m, tokens[i], params));
 }

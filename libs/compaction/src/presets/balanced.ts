@@ -89,6 +89,8 @@ export const BALANCED: DefinedPreset<BalancedParams, BalancedNotes> = definePres
     artifacts: (s) => s.artifacts.filter((a) => s.prefix.treatments[a.seq]?.kind === 'offloaded'),
     extra: (s) => (s.notes.ledger ? { ledger: s.notes.ledger } : {}),
   },
+  // A result above `offloadAboveTokens` is offloaded by an `ingest` run as soon as it arrives.
+  needsIngestRun: (_message, tokens, params) => tokens > params.offloadAboveTokens,
 });
 
 /** One `balanced` compaction. */

@@ -13,6 +13,7 @@ export interface PresetData<P extends MinSavingParams, N> {
   trigger: PresetTrigger;
   pipeline: StagePipeline<P, N>;
   ingest?: IngestStep<P>;
+  needsIngestRun?: PresetDefinition<P>['needsIngestRun'];
 }
 
 /** A preset with its run: its stages over the given parameters (its defaults when none are given). */

@@ -1,3 +1,4 @@
+import { CanonicalMessage } from '../messages/canonical';
 import { ProtectionPolicy } from '../engine/protection';
 import {
   compressLargeResults,
@@ -80,6 +81,9 @@ export const TWO_LAYER_DEFAULTS: TwoLayerParams = {
   resultInstructions: TWO_LAYER_RESULT_INSTRUCTIONS,
 };
 
+const resultChars = (m: CanonicalMessage) =>
+  m.blocks.reduce((n, b) => n + (b.type === 'tool_result' ? (typeof b.content === 'string' ? b.content.length : JSON.stringify(b.content).length) : 0), 0);
+
 export const TWO_LAYER: DefinedPreset<TwoLayerParams, ToolResultCompressionNotes> = definePreset<TwoLayerParams, ToolResultCompressionNotes>({
   name: 'two-layer',
   source: 'seed 002',
@@ -97,6 +101,7 @@ export const TWO_LAYER: DefinedPreset<TwoLayerParams, ToolResultCompressionNotes
     stats: (s) => toolResultCompressionStats(s.notes, s.tokensBefore, s.tokensAfter, s.notes.compressedResults.size, s.notes.layer2),
   },
   // Layer 1 needs the LLM, so it has no deterministic ingest step: an `ingest` job runs the stages, whose layer 1 treats each new large result.
+  needsIngestRun: (message, _tokens, params) => params.compressionEnabled !== false && resultChars(message) > params.singleResultThreshold,
 });
 
 /**
