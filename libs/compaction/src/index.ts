@@ -9,6 +9,8 @@ export * from './messages/responses';
 export * from './messages/canonical-parse';
 export * from './messages/sequence';
 export * from './messages/provider-valid';
+export * from './messages/valid-prefix';
+export * from './messages/serialized-prefix';
 export * from './messages/countable';
 export * from './policy/presets';
 export * from './budget/budget';

@@ -1,4 +1,4 @@
-import { CanonicalMessage, VersionPrefix } from '@compactor/compaction';
+import { CanonicalMessage, SerializedPrefix, ValidPrefix, VersionPrefix } from '@compactor/compaction';
 import { SessionRecord } from '@compactor/persistence';
 import { LRUCache } from 'lru-cache';
 
@@ -25,6 +25,14 @@ export interface ContextSource {
   head?: CachedHead | null;
   /** Response bodies already serialized (UTF-8) for this exact source, by format. */
   bodies: Map<string, Buffer>;
+  /**
+   * The final part of the last provider-valid pass over this source's assembled context (everything
+   * before its last assistant message), with the counted messages it gave: a read after an append
+   * validates and counts only what comes after it.
+   */
+  valid?: { prefix: ValidPrefix; counted: readonly CachedMessage[]; tokens: number; systemTokens: number };
+  /** The final part of the context written as JSON, by format (see serialized-prefix.ts). */
+  serialized?: Map<string, SerializedPrefix>;
 }
 
 /**

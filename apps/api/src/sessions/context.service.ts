@@ -12,7 +12,7 @@ import {
   ingestTransform,
   toolNamesOf,
   fitToBudget,
-  makeProviderValid,
+  makeProviderValidIncremental,
   messageCounter,
   presetProtection,
   protectionOf,
@@ -21,6 +21,7 @@ import {
   toOpenAI,
   toResponses,
   VersionPrefix,
+  serializeMessagesIncremental,
 } from '@compactor/compaction';
 import { EventPublisher } from '@compactor/jobs';
 import { CompactionRepository, MessageRepository, prefixOf, SessionRecord } from '@compactor/persistence';
@@ -34,6 +35,8 @@ import { SessionsService } from './sessions.service';
 import { canonicalOf } from '@compactor/persistence';
 
 export type ContextFormat = 'anthropic' | 'openai' | 'responses' | 'canonical';
+
+const COMMA = Buffer.from(',');
 
 /** What a proxied request adds to the session's budget (SPEC.md "Budget"). */
 export interface ContextLimits {
@@ -88,7 +91,7 @@ export class ContextService {
     if (source.head === undefined) source.head = await this.loadHead(session);
     const cached = source.bodies.get(format);
     if (cached !== undefined) return cached;
-    const body = Buffer.from(JSON.stringify(await this.assemble(session, source, format)));
+    const body = await this.assembleBody(session, source, format);
     // The parsed messages take about as much memory as one serialized body.
     if (source.bodies.size === 0) this.cache.set(session.id, source, body.length * 2);
     else this.cache.grow(session.id, source, body.length);
@@ -139,12 +142,12 @@ export class ContextService {
     if (cached && cached.throughSeq === session.lastSeq) return cached;
     if (cached && cached.throughSeq > session.lastSeq) {
       // A concurrent read already saw a later append; serve exactly what this request's session row says.
-      return { fingerprint, throughSeq: session.lastSeq, messages: cached.messages.filter((m) => m.seq <= session.lastSeq), head: cached.head, ingested: cached.ingested, bodies: new Map() };
+      return { fingerprint, throughSeq: session.lastSeq, messages: cached.messages.filter((m) => m.seq <= session.lastSeq), head: cached.head, ingested: cached.ingested, valid: cached.valid, serialized: cached.serialized, bodies: new Map() };
     }
     const after = cached?.throughSeq ?? 0;
     const rows = await this.messages.forContext(session.id, after, session.lastSeq);
     const fresh = rows.map((r) => ({ seq: r.seq, message: canonicalOf(r), tokens: r.tokens }));
-    return { fingerprint, throughSeq: session.lastSeq, messages: cached ? [...cached.messages, ...fresh] : fresh, head: cached?.head, ingested: cached?.ingested, bodies: new Map() };
+    return { fingerprint, throughSeq: session.lastSeq, messages: cached ? [...cached.messages, ...fresh] : fresh, head: cached?.head, ingested: cached?.ingested, valid: cached?.valid, serialized: cached?.serialized, bodies: new Map() };
   }
 
   /**
@@ -187,15 +190,34 @@ export class ContextService {
     const counter = messageCounter(resolveModel(session.model).spec);
     const history = this.ingested(session, source, counter.countMessage);
     const assembled = head ? applyPrefix(head.prefix, history, (c) => counter.countMessage(checkpointMessage(c))) : history;
-    const { messages: validMessages, dropped, sources } = makeProviderValid(assembled.map((m) => m.message));
+    // Guarantee 2, in time proportional to what was appended: the final part of the last pass is reused.
+    const { messages: validMessages, dropped, sources, prefix, incremental } = makeProviderValidIncremental(
+      assembled.map((m) => m.message),
+      source.valid?.prefix,
+    );
+    const reused = incremental ? source.valid : undefined;
+    const from = reused ? reused.counted.length : 0;
+    const start = reused ? reused.prefix.end : 0;
 
     // Messages kept whole keep their stored count; one that lost blocks is counted again.
-    const storedTokens = new Map<CanonicalMessage, number>(assembled.map((m) => [m.message, m.tokens]));
-    const changed = validMessages.filter((m) => !storedTokens.has(m));
+    const storedTokens = new Map<CanonicalMessage, number>();
+    for (let i = start; i < assembled.length; i += 1) storedTokens.set(assembled[i].message, assembled[i].tokens);
+    const changed = validMessages.slice(from).filter((m) => !storedTokens.has(m));
     const recounted = changed.length > 0 ? await this.counter.count(changed, resolveModel(session.model).spec) : [];
     const recountOf = new Map(changed.map((m, i) => [m, recounted[i]]));
-    const counted: SessionMessage[] = validMessages.map((m, k) => ({ seq: assembled[sources[k]].seq, message: m, tokens: storedTokens.get(m) ?? recountOf.get(m) ?? 0 }));
-    const systemTokens = counted.reduce((n, m) => n + (m.message.role === 'system' && !m.message.inConversation ? m.tokens : 0), 0);
+    const counted: SessionMessage[] = reused ? [...reused.counted] : [];
+    for (let k = from; k < validMessages.length; k += 1) {
+      const m = validMessages[k];
+      counted.push({ seq: assembled[sources[k]].seq, message: m, tokens: storedTokens.get(m) ?? recountOf.get(m) ?? 0 });
+    }
+    const isSystem = (m: SessionMessage) => m.message.role === 'system' && !m.message.inConversation;
+    let systemTokens = reused?.systemTokens ?? 0;
+    for (let k = from; k < counted.length; k += 1) if (isSystem(counted[k])) systemTokens += counted[k].tokens;
+    // Keep the new final part with its counts, for the next read (a view with the proxy's pending messages keeps its own).
+    if (prefix && prefix !== reused?.prefix) {
+      const final = counted.slice(0, prefix.messages.length);
+      source.valid = { prefix, counted: final, tokens: final.reduce((n, m) => n + m.tokens, 0), systemTokens: final.reduce((n, m) => n + (isSystem(m) ? m.tokens : 0), 0) };
+    } else if (!prefix) source.valid = undefined;
     // The proxy knows the request's max_tokens and tool schemas (SPEC.md "Budget").
     // One budget (SPEC.md "Budget"): a REST read uses what the session remembers of its requests, the proxy its request's own limits.
     const computed = sessionBudget({ ...session, systemTokens }, limits);
@@ -223,7 +245,40 @@ export class ContextService {
   }
 
   private async assemble(session: SessionRecord, source: ContextSource, format: ContextFormat): Promise<ContextResponse> {
-    const { fitted, head, counter, systemTokens, dropped, assembled, history } = await this.fit(session, source, format);
+    return this.response(session, await this.fit(session, source, format), format);
+  }
+
+  /**
+   * The response body, as `JSON.stringify(assemble(…))` gives it. In the agent loop (a context that
+   * fits, not an Anthropic one after compaction, which merges turns), the messages no append can change
+   * are written once: a read after an append converts and writes only the ones after them
+   * (serialized-prefix.ts), so its cost follows what was appended, not the session's length.
+   */
+  private async assembleBody(session: SessionRecord, source: ContextSource, format: ContextFormat): Promise<Buffer> {
+    const fit = await this.fit(session, source, format);
+    const { fitted, head } = fit;
+    if ((format !== 'anthropic' && format !== 'openai') || (format === 'anthropic' && head) || fitted.applied) {
+      if (source.serialized) source.serialized.delete(format);
+      return Buffer.from(JSON.stringify(this.response(session, fit, format)));
+    }
+    const valid = fitted.messages.map((m) => m.message);
+    const written = serializeMessagesIncremental(format, valid, source.valid?.prefix.messages.length ?? 0, source.serialized?.get(format));
+    if (written.prefix) (source.serialized ??= new Map()).set(format, written.prefix);
+    else source.serialized?.delete(format);
+    const { messages: _messages, system: _system, sessionId, format: _format, ...rest } = this.response(session, fit, format, { messages: [] });
+    const head_ = JSON.stringify({ sessionId, format }).slice(0, -1) + (written.system !== undefined ? `,"system":${written.system}` : '') + ',"messages":[';
+    const parts: Buffer[] = [Buffer.from(head_)];
+    written.chunks.forEach((c, i) => {
+      if (i > 0) parts.push(COMMA);
+      parts.push(c);
+    });
+    parts.push(Buffer.from(`],${JSON.stringify(rest).slice(1)}`));
+    return Buffer.concat(parts);
+  }
+
+  /** The response for a fitted context; `body` replaces the converted messages (the incremental writer brings its own). */
+  private response(session: SessionRecord, fit: Awaited<ReturnType<ContextService['fit']>>, format: ContextFormat, body?: { messages: unknown[] }): ContextResponse {
+    const { fitted, head, counter, systemTokens, dropped, assembled, history } = fit;
     const kept = fitted.messages.map((m) => m.message);
     // Anthropic's turn order after compaction: user first, consecutive user messages as one turn. A history
     // that is not compacted is sent as the client appended it (Anthropic combines consecutive user turns itself).
@@ -231,18 +286,19 @@ export class ContextService {
     const tokens = fitted.tokens + (valid.includes(CONTINUATION_TURN) ? counter.countMessage(CONTINUATION_TURN) : 0);
     const usage = sessionUsage(session, tokens, systemTokens);
 
-    const body =
-      format === 'anthropic'
+    const converted =
+      body ??
+      (format === 'anthropic'
         ? toAnthropic(valid)
         : format === 'openai'
           ? { messages: toOpenAI(valid) }
           : format === 'responses'
             ? { messages: [], input: toResponses(valid) }
-            : { messages: valid };
+            : { messages: valid });
     return {
       sessionId: session.externalId,
       format,
-      ...body,
+      ...converted,
       tokens,
       usage,
       contextVersion: head?.number ?? null,

@@ -101,6 +101,21 @@ export function checkpointMessage(c: Checkpoint): CanonicalMessage {
 }
 
 /**
+ * The message of a checkpoint or goal block, one object per prefix part while it lives: a context read
+ * after an append finds the same objects again, so the provider-valid pass can reuse what it decided
+ * for them (valid-prefix.ts). Messages are never mutated.
+ */
+const prefixMessages = new WeakMap<object, CanonicalMessage>();
+function memoized(part: object, make: () => CanonicalMessage): CanonicalMessage {
+  let message = prefixMessages.get(part);
+  if (message === undefined) {
+    message = make();
+    prefixMessages.set(part, message);
+  }
+  return message;
+}
+
+/**
  * The context's messages: system prompts first (as received; not in-conversation system messages,
  * which keep their place), then the checkpoints in force,
  * then the covered messages that were kept (masked ones in their masked form), then the live
@@ -116,7 +131,8 @@ export function applyPrefix(prefix: VersionPrefix, history: readonly SessionMess
     // In-conversation system messages are conversation: they stay where they are.
     (m.message.role === 'system' && !m.message.inConversation ? systems : rest).push(kept);
   }
-  const checkpoints = prefix.checkpoints.map((c) => ({ seq: c.toSeq, message: checkpointMessage(c), tokens: checkpointTokens(c) }));
-  const goal = prefix.goalBlock ? [{ seq: 0, message: goalBlockMessage(prefix.goalBlock.text), tokens: prefix.goalBlock.tokens }] : [];
+  const checkpoints = prefix.checkpoints.map((c) => ({ seq: c.toSeq, message: memoized(c, () => checkpointMessage(c)), tokens: checkpointTokens(c) }));
+  const goalBlock = prefix.goalBlock;
+  const goal = goalBlock ? [{ seq: 0, message: memoized(goalBlock, () => goalBlockMessage(goalBlock.text)), tokens: goalBlock.tokens }] : [];
   return [...systems, ...goal, ...checkpoints, ...rest];
 }

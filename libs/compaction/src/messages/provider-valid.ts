@@ -95,10 +95,13 @@ export function makeProviderValid(messages: CanonicalMessage[]): {
   messages: CanonicalMessage[];
   dropped: DroppedPart[];
   sources: number[];
+  /** Calls given a fresh id (a reuse of an earlier kept call's id): their new id depends on every id of the sequence. */
+  renamed: number;
 } {
   const out: CanonicalMessage[] = [];
   const sources: number[] = [];
   const dropped: DroppedPart[] = [];
+  let renamed = 0;
   const usedIds = new Set<string>();
   let lastAssistant = -1;
   const taken = new Set<string>();
@@ -207,6 +210,7 @@ export function makeProviderValid(messages: CanonicalMessage[]): {
     // An id an earlier kept call already has (SWE-agent replays reuse them) gets a fresh one.
     const renames = new Map<string, string>();
     for (const [id, j] of callIndex) if (!removed.has(j) && usedIds.has(id)) renames.set(id, freshId(id));
+    renamed += renames.size;
 
     // Thinking is never edited: the whole turn goes.
     const wholeDrop = (removed.size > 0 || renames.size > 0) && m.blocks.some(isThinking);
@@ -280,7 +284,7 @@ export function makeProviderValid(messages: CanonicalMessage[]): {
     }
     i = end + 1;
   }
-  return { messages: out, dropped, sources };
+  return { messages: out, dropped, sources, renamed };
 }
 
 /** What makes `messages` invalid for a provider (empty when valid); see the module comment. */
@@ -353,20 +357,26 @@ export const CONTINUATION_TURN: CanonicalMessage = {
  */
 export function anthropicTurns(messages: CanonicalMessage[]): CanonicalMessage[] {
   const out: CanonicalMessage[] = [];
+  // The index in `out` of the last turn that is not a system message (-1: none yet).
+  let prev = -1;
   for (const m of messages) {
     if (m.role === 'system') {
       // An in-conversation system message must follow a user turn: the continuation turn comes before it.
-      if (m.inConversation && !out.some((x) => x.role !== 'system')) out.push(CONTINUATION_TURN);
+      if (m.inConversation && prev < 0) {
+        out.push(CONTINUATION_TURN);
+        prev = out.length - 1;
+      }
       out.push(m);
       continue;
     }
-    const prev = [...out].reverse().find((x) => x.role !== 'system');
-    if (!prev && m.role === 'assistant') out.push(CONTINUATION_TURN);
-    if (prev && prev.role === 'user' && m.role === 'user' && !m.blocks.some((b) => b.type === 'tool_result')) {
-      out[out.lastIndexOf(prev)] = { ...prev, blocks: [...prev.blocks, ...m.blocks] };
+    if (prev < 0 && m.role === 'assistant') out.push(CONTINUATION_TURN);
+    const last = prev < 0 ? undefined : out[prev];
+    if (last && last.role === 'user' && m.role === 'user' && !m.blocks.some((b) => b.type === 'tool_result')) {
+      out[prev] = { ...last, blocks: [...last.blocks, ...m.blocks] };
       continue;
     }
     out.push(m);
+    prev = out.length - 1;
   }
   return out;
 }
