@@ -92,8 +92,8 @@ export class ContextService {
     const cached = source.bodies.get(format);
     if (cached !== undefined) return cached;
     const body = await this.assembleBody(session, source, format);
-    // The parsed messages take about as much memory as one serialized body.
-    if (source.bodies.size === 0) this.cache.set(session.id, source, body.length * 2);
+    // The parsed messages take about as much memory as one serialized body, and the final part's JSON (kept for the next read) about one more.
+    if (source.bodies.size === 0) this.cache.set(session.id, source, body.length * 3);
     else this.cache.grow(session.id, source, body.length);
     source.bodies.set(format, body);
     return body;
