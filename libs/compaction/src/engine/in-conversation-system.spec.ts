@@ -68,7 +68,10 @@ describe('in-conversation system messages in compaction', () => {
     expect(fitted.dropped).toEqual(expect.arrayContaining([2, 3, 4, 5, 6]));
     expect(fitted.tokens).toBeLessThanOrEqual(120);
     const body = toAnthropic(fitted.messages.map((m) => m.message));
-    expect(body.system).toBe('You are Claude Code.');
+    // The system prompt first; the note of the left-out turns (the command they ran) is a system message too, so it joins it.
+    const system = typeof body.system === 'string' ? [text(body.system)] : (body.system as TextBlock[]);
+    expect(system[0]).toEqual(text('You are Claude Code.'));
+    expect(system.slice(1).map((b) => b.text.split('\n')[0])).toEqual(['[5 earlier messages left out to fit the budget (seq 2–6; the history keeps them)]']);
     expect((body.messages as Array<{ role: string }>).map((m) => m.role)).toEqual(['user', 'system', 'assistant']);
   });
 
