@@ -1,7 +1,8 @@
 // Proxy benchmark (issue: drop-in proxy). Against the running API and a worker, measures:
 // - the latency the proxy adds over calling the same upstream directly, in the same run and
 //   interleaved request by request: whole non-streamed answers (p50, p99) and time to first byte
-//   of streamed ones, for agents' sessions of about 200 messages (Anthropic and OpenAI shapes);
+//   of streamed ones, for agents' sessions of about 200 messages (Anthropic Messages, OpenAI Chat Completions and
+//   OpenAI Responses shapes);
 // - how often consecutive forwarded requests share their prefix (what providers' prompt caches
 //   need) over long real agent runs on a small window, with compactions running in the worker;
 // - issue #19, side by side in the same run: the added latency of a session's first request with
@@ -21,8 +22,39 @@ const TURNS_PER_SESSION = 16;
 const SESSION_MESSAGES = 200;
 /** Between two turns of one session (an agent runs its tools meanwhile); the answer is recorded then, off the request's path. */
 const THINK_MS = 25;
-const MODELS = { anthropic: 'claude-opus-4-5', openai: 'gpt-4o' };
-const PATHS = { anthropic: '/v1/messages', openai: '/v1/chat/completions' };
+const MODELS = { anthropic: 'claude-opus-4-5', openai: 'gpt-4o', responses: 'gpt-4o' };
+const PATHS = { anthropic: '/v1/messages', openai: '/v1/chat/completions', responses: '/v1/responses' };
+/** The proxy route of each shape (Responses goes to the OpenAI upstream). */
+const PROXY_OF = { anthropic: 'anthropic', openai: 'openai', responses: 'openai' };
+
+/** A generated OpenAI-shaped session as Responses `input` items (what Codex sends): messages, function calls, their outputs. */
+function responsesItems(messages) {
+  const items = [];
+  for (const m of messages) {
+    const text = typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.map((p) => p.text ?? '').join('') : '';
+    if (m.role === 'tool') items.push({ type: 'function_call_output', call_id: m.tool_call_id, output: text });
+    else if (m.role === 'assistant') {
+      if (text) items.push({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] });
+      for (const c of m.tool_calls ?? []) items.push({ type: 'function_call', call_id: c.id, name: c.function.name, arguments: c.function.arguments });
+    } else items.push({ type: 'message', role: m.role === 'system' ? 'developer' : m.role, content: [{ type: 'input_text', text }] });
+  }
+  return items;
+}
+
+/** The upstream's Responses answer: one assistant message item (and function_call items). */
+function responsesAnswer(n, model, answer) {
+  return {
+    id: `resp_${n}`,
+    object: 'response',
+    status: 'completed',
+    model,
+    output: [
+      ...(answer.text || answer.toolCalls.length === 0 ? [{ id: `msg_${n}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: answer.text || '.', annotations: [] }] }] : []),
+      ...answer.toolCalls.map((c, k) => ({ id: `fc_${n}_${k}`, type: 'function_call', status: 'completed', call_id: c.id, name: c.name, arguments: JSON.stringify(c.input) })),
+    ],
+    usage: { input_tokens: 100, output_tokens: 5, total_tokens: 105 },
+  };
+}
 const PREFIX_WINDOW = 16_000;
 const PREFIX_ROUNDS = 2;
 /** New sessions whose first request (100 messages) is measured, and the turns of the Claude Code-shaped loop. */
@@ -44,6 +76,28 @@ function startUpstream() {
       if (req.headers['x-bench-direct'] === undefined) forwarded.push(body);
       const answer = respond(body) ?? { text: `Noted (${n}).`, toolCalls: [] };
       const anthropic = req.url.startsWith('/v1/messages');
+      const responses = req.url.startsWith('/v1/responses');
+      if (responses) {
+        const response = responsesAnswer(n, body.model, answer);
+        if (!body.stream) {
+          const payload = JSON.stringify(response);
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+          res.end(payload);
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+        let seq = 0;
+        const ev = (e) => `event: ${e.type}\ndata: ${JSON.stringify({ ...e, sequence_number: seq++ })}\n\n`;
+        res.write(ev({ type: 'response.created', response: { ...response, status: 'in_progress', output: [], usage: undefined } }));
+        response.output.forEach((item, i) => {
+          res.write(ev({ type: 'response.output_item.added', output_index: i, item: { ...item, status: 'in_progress', ...(item.type === 'message' ? { content: [] } : { arguments: '' }) } }));
+          if (item.type === 'message') res.write(ev({ type: 'response.output_text.delta', item_id: item.id, output_index: i, content_index: 0, delta: item.content[0].text }));
+          else res.write(ev({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: i, delta: item.arguments }));
+          res.write(ev({ type: 'response.output_item.done', output_index: i, item }));
+        });
+        res.end(ev({ type: 'response.completed', response }));
+        return;
+      }
       if (!body.stream) {
         const payload = JSON.stringify(
           anthropic
@@ -138,8 +192,17 @@ function post(url, headers, body) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** The assistant message a client appends from an answer it received (JSON or streamed). */
+/** The assistant message a client appends from an answer it received (JSON or streamed); for Responses, the output items. */
 function answerMessage(format, result, stream) {
+  if (format === 'responses') {
+    if (!stream) return JSON.parse(result.text).output;
+    for (const line of result.text.split('\n')) {
+      if (!line.startsWith('data: ')) continue;
+      const e = JSON.parse(line.slice(6));
+      if (e.type === 'response.completed') return e.response.output;
+    }
+    return [];
+  }
   if (!stream) {
     const body = JSON.parse(result.text);
     return format === 'anthropic' ? { role: 'assistant', content: body.content } : body.choices[0].message;
@@ -165,7 +228,7 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
     JSON.stringify({ proxy: { anthropicBaseUrl: upstream.url, openaiBaseUrl: upstream.url } }),
   ]);
   await db.end();
-  const proxyUrl = (format) => `${apiUrl}/v1/proxy/${format}${PATHS[format]}`;
+  const proxyUrl = (format) => `${apiUrl}/v1/proxy/${PROXY_OF[format]}${PATHS[format]}`;
   const directUrl = (format) => `${upstream.url}${PATHS[format]}`;
   const providerHeaders = (format) => (format === 'anthropic' ? { 'x-api-key': 'sk-ant-bench', 'anthropic-version': '2023-06-01' } : { authorization: 'Bearer sk-bench' });
 
@@ -185,19 +248,24 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
   };
   let sizes = { min: Infinity, max: 0 };
 
-  for (const format of ['anthropic', 'openai']) {
+  for (const format of ['anthropic', 'openai', 'responses']) {
     for (let s = 0; s < SESSIONS + 1; s += 1) {
       const warm = s === 0;
-      const session = generateSession(7000 + s + (format === 'openai' ? 100 : 0), SESSION_MESSAGES, format);
+      // Responses sessions are the OpenAI ones (other seeds) as input items.
+      const session = generateSession(7000 + s + (format === 'openai' ? 100 : format === 'responses' ? 200 : 0), SESSION_MESSAGES, format === 'anthropic' ? 'anthropic' : 'openai');
       const sessionId = `bench-proxy-${format}-${s}-${randomUUID().slice(0, 8)}`;
       const headers = { ...providerHeaders(format), 'x-compactor-key': key, 'x-compactor-session': sessionId };
-      const messages = [...session.messages];
-      const body = (stream) => ({ model: MODELS[format], max_tokens: 1024, ...(session.system ? { system: session.system } : {}), messages, ...(stream ? { stream: true } : {}) });
+      const messages = format === 'responses' ? responsesItems(session.messages) : [...session.messages];
+      const body = (stream) =>
+        format === 'responses'
+          ? { model: MODELS[format], max_output_tokens: 1024, input: messages, store: false, ...(stream ? { stream: true } : {}) }
+          : { model: MODELS[format], max_tokens: 1024, ...(session.system ? { system: session.system } : {}), messages, ...(stream ? { stream: true } : {}) };
+      const append = (answer) => (Array.isArray(answer) ? messages.push(...answer) : messages.push(answer));
       // The session's first request stores its 200 messages (not measured: an agent pays it once).
       messages.push({ role: 'user', content: 'Continue with the next step.' });
       const first = await post(proxyUrl(format), headers, body(false));
       if (first.status !== 200) throw new Error(`proxy ${format}: ${first.status} ${first.text.slice(0, 300)}`);
-      messages.push(answerMessage(format, first, false));
+      append(answerMessage(format, first, false));
       for (let t = 0; t < TURNS_PER_SESSION; t += 1) {
         const stream = t % 2 === 1;
         messages.push({ role: 'user', content: `Step ${t}: ${'check the next failing test and report. '.repeat(3)}` });
@@ -220,7 +288,7 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
           record(`${format} ${stream ? 'streamed: time to first byte' : 'non-streamed: whole answer'}`, stream ? p.ttfb : p.total, stream ? d.ttfb : d.total, workOf(p));
           keepStages(p);
         }
-        messages.push(answerMessage(format, p, stream));
+        append(answerMessage(format, p, stream));
         await sleep(THINK_MS);
       }
     }
@@ -284,6 +352,7 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
 function sideBySide(rows, first, loop) {
   const continuing = rows.find((r) => r.name === 'anthropic non-streamed: whole answer');
   const openaiContinuing = rows.find((r) => r.name === 'openai non-streamed: whole answer');
+  const responsesContinuing = rows.find((r) => r.name === 'responses non-streamed: whole answer');
   const verdict = (ok) => (ok ? 'met' : '**missed**');
   return [
     '### Issue #19 targets, side by side (same run)',
@@ -293,6 +362,7 @@ function sideBySide(rows, first, loop) {
     `| added latency, a session's first request with 100 messages (anthropic shape, non-streamed, p50) | ${first.n} | ${fmt(first.added50)} ms (direct ${fmt(first.direct50)} ms, proxy ${fmt(first.proxy50)} ms; proxy work ${fmt(first.work50)} ms: ${first.stages}) | < 15 ms | ${verdict(first.added50 < 15)} |`,
     `| added latency, a continuing session (anthropic shape, non-streamed, p50) | ${continuing?.n ?? 0} | ${fmt(continuing?.added50 ?? NaN)} ms | ≤ 10 ms | ${verdict((continuing?.added50 ?? Infinity) <= 10)} |`,
     `| added latency, a continuing session (openai shape, non-streamed, p50) | ${openaiContinuing?.n ?? 0} | ${fmt(openaiContinuing?.added50 ?? NaN)} ms | ≤ 10 ms | ${verdict((openaiContinuing?.added50 ?? Infinity) <= 10)} |`,
+    `| added latency, a continuing session (OpenAI Responses shape, non-streamed, p50; issue #17) | ${responsesContinuing?.n ?? 0} | ${fmt(responsesContinuing?.added50 ?? NaN)} ms | ≤ 10 ms | ${verdict((responsesContinuing?.added50 ?? Infinity) <= 10)} |`,
     `| consecutive forwarded requests of a Claude Code-shaped loop whose prefix is unchanged, outside compaction boundaries | ${loop.samePairs} | ${fmt(loop.share * 100)}% | ≥ 95% | ${verdict(loop.share >= 0.95)} |`,
     '',
     loop.markdown,

@@ -19,7 +19,7 @@ const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
-const KEY = Buffer.from('"messages"');
+const KEYS = new Map<string, Buffer>();
 
 function isSpace(b: number): boolean {
   return b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
@@ -43,7 +43,10 @@ export function stringEnd(body: Buffer, from: number): number {
  * `messages` array (or is malformed: then JSON.parse says why). A key spelled with escapes
  * (`"m\u0065ssages"`) is not recognised: undefined, and the caller parses the whole body.
  */
-export function scanMessages(body: Buffer): MessagesLayout | undefined {
+export function scanMessages(body: Buffer, key = 'messages'): MessagesLayout | undefined {
+  // `key`: the top-level array to lay out (`messages`, or a Responses request's `input`).
+  let KEY = KEYS.get(key);
+  if (!KEY) KEYS.set(key, (KEY = Buffer.from(JSON.stringify(key))));
   let i = 0;
   const n = body.length;
   while (i < n && isSpace(body[i])) i++;

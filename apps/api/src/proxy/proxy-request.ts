@@ -68,16 +68,29 @@ export class ProxyRequest {
     readonly shape: ProxyShape,
     readonly body: Record<string, unknown>,
     readonly bytes?: Buffer,
+    /** Byte ranges of the conversation's messages (a Responses request's: of its item groups). */
     readonly layout?: MessagesLayout,
   ) {
     const provider = providerOf(shape);
     this.provider = provider;
     if (shape === 'responses') {
       const input = body.input;
-      const items = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
+      let items: unknown;
+      if (layout) {
+        // Each item parsed from its bytes (what grouping needs); a message's byte range spans its items, so the key cache
+        // recognises unchanged messages as it does for the other shapes.
+        items = layout.items.map(([start, end], k) => {
+          try {
+            return JSON.parse(bytes!.toString('utf8', start, end)) as unknown;
+          } catch {
+            throw new ProxyError(400, 'invalid_json', `Compactor proxy: input[${k}] is not valid JSON`);
+          }
+        });
+      } else items = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
       if (!Array.isArray(items)) throw invalid([{ field: 'input', message: 'must be a string or an array of input items' }]);
       this.items = items;
       this.groups = groupResponsesItems(items);
+      if (layout) this.layout = { start: layout.start, end: layout.end, items: this.groups.map(([s, e]) => [layout.items[s][0], layout.items[e - 1][1]] as [number, number]) };
       const first = this.groups.findIndex(([start]) => !isSystemItem(items[start]));
       this.firstTurn = first < 0 ? this.groups.length : first;
     } else if (!layout && !Array.isArray(body.messages)) throw invalid([{ field: 'messages', message: 'must be an array of messages' }]);
@@ -114,8 +127,9 @@ export class ProxyRequest {
   /** Reads the raw bytes a proxy route received: the body without its messages, which are read one by one when needed. */
   static parse(shape: ProxyShape, raw: unknown): ProxyRequest {
     const bytes = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
-    // A Responses body is read whole (its conversation is `input`, and its items are grouped into messages first).
-    const layout = shape === 'responses' ? undefined : scanMessages(bytes);
+    // A Responses request's conversation is its `input` items (grouped into messages by the constructor).
+    const slot = shape === 'responses' ? 'input' : 'messages';
+    const layout = scanMessages(bytes, slot);
     const notJson = () => new ProxyError(400, 'invalid_json', 'Compactor proxy: the request body is not valid JSON');
     if (layout) {
       let rest: unknown;
@@ -124,8 +138,8 @@ export class ProxyRequest {
       } catch {
         throw notJson();
       }
-      // The placeholder is what JSON.parse kept (no later duplicate `messages` key won).
-      if (isObject(rest) && Array.isArray(rest.messages) && rest.messages.length === 0) return new ProxyRequest(shape, rest, bytes, layout);
+      // The placeholder is what JSON.parse kept (no later duplicate key won).
+      if (isObject(rest) && Array.isArray(rest[slot]) && (rest[slot] as unknown[]).length === 0) return new ProxyRequest(shape, rest, bytes, layout);
     }
     let body: unknown;
     try {
@@ -207,6 +221,30 @@ export class ProxyRequest {
   appendRows(from: number, to: number): { format: ProxyProvider | 'canonical'; rows: unknown[] } {
     if (this.shape !== 'responses') return { format: this.provider, rows: this.rawSlice(from, to) };
     return { format: 'canonical', rows: Array.from({ length: Math.max(0, to - from) }, (_, k) => this.message(from + k)) };
+  }
+
+  /**
+   * A problem's field as the client sent it. Sequence checks name canonical blocks (`messages[i].blocks[j].toolUseId`, i a
+   * message of this request); a Responses request's message i is a group of items, so the field becomes the item's
+   * (`input[k].call_id`). Other shapes' fields are already theirs.
+   */
+  clientField(field: string): string {
+    if (!this.groups || !field.startsWith('messages[')) return field;
+    const close = field.indexOf(']');
+    const i = Number(field.slice('messages['.length, close));
+    const rest = field.slice(close + 1);
+    if (!Number.isInteger(i) || i < 0 || i >= this.groups.length) return field;
+    const [start, end] = this.groups[i];
+    if (!rest.startsWith('.blocks[')) return end - start === 1 ? `input[${start}]` : `input[${start}..${end - 1}]`;
+    const blockClose = rest.indexOf(']');
+    const j = Number(rest.slice('.blocks['.length, blockClose));
+    const leaf = rest.slice(blockClose + 1);
+    // Which item of the group block j came from (each item's block count is in the message's extras).
+    const shapes = (this.message(i).extras?.items ?? []) as Array<{ n: number }>;
+    let item = 0;
+    for (let seen = 0; item < shapes.length - 1 && seen + shapes[item].n <= j; item++) seen += shapes[item].n;
+    const itemLeaf = leaf === '.toolUseId' || leaf === '.id' ? '.call_id' : '';
+    return `input[${start + item}]${itemLeaf}`;
   }
 
   /** Conversation message k (0 = the first after the leading system prompts). */

@@ -217,6 +217,14 @@ describe('POST /v1/proxy/openai/v1/responses', () => {
     });
     expect(notInput.status).toBe(400);
     expect(((await notInput.json()) as { error: { message: string } }).error.message).toContain('input');
+    // An output for a call nobody made: the sequence check names the item as sent.
+    const orphan = await fetch(`${base}/v1/proxy/openai/v1/responses`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'X-Compactor-Key': key, 'X-Compactor-Session': session },
+      body: JSON.stringify({ model: 'gpt-5-codex', input: [{ role: 'user', content: 'hi' }, { type: 'function_call_output', call_id: 'call_nobody', output: 'x' }] }),
+    });
+    expect(orphan.status).toBe(400);
+    expect(((await orphan.json()) as { error: { message: string } }).error.message).toContain("input[1].call_id: no tool call with id 'call_nobody'");
     await http().get(`/v1/sessions/${session}`).set(auth()).expect(404);
   });
 });

@@ -728,7 +728,9 @@ export class ProxyService implements OnModuleDestroy {
     const foreign = referencedForeignToolUseIds(fresh).filter((id) => !open.has(id));
     const seenToolUseIds = new Set(await this.store.knownToolUseIds(session.id, foreign));
     const checked = validateSequence({ lastRole: session.lastRole, openToolUseIds: session.openToolUseIds, seenToolUseIds }, fresh, 'messages');
-    if (checked.errors.length > 0) throw new ValidationFailed(checked.errors.map((e) => ({ ...e, field: e.field.replace(/^messages\[(\d+)\]/, (_, j: string) => `messages[${start + Number(j)}]`) })));
+    if (checked.errors.length > 0) {
+      throw new ValidationFailed(checked.errors.map((e) => ({ ...e, field: request.clientField(e.field.replace(/^messages\[(\d+)\]/, (_, j: string) => `messages[${start + Number(j)}]`)) })));
+    }
     const tokens = await this.counter.count(fresh, resolveModel(session.model).spec);
     const messages = fresh.map((message, j) => ({ seq: session.lastSeq + 1 + j, message: storedForm(message), tokens: tokens[j] }));
     const seqOf = match.seqOf.map((seq, k) => (k >= match.newFrom ? session.lastSeq + 1 + (k - match.newFrom) : seq));
@@ -752,7 +754,7 @@ export class ProxyService implements OnModuleDestroy {
   private async pendingConversation(target: SessionRecord, request: ProxyRequest, keys: MessageKeys[], write: (precounted: Precounted) => Promise<Committed>): Promise<Resolution> {
     const all = Array.from({ length: request.end }, (_, i) => request.message(i));
     const checked = validateSequence({ lastRole: target.lastRole, openToolUseIds: target.openToolUseIds, seenToolUseIds: new Set() }, all, 'messages');
-    if (checked.errors.length > 0) throw new ValidationFailed(checked.errors);
+    if (checked.errors.length > 0) throw new ValidationFailed(checked.errors.map((e) => ({ ...e, field: request.clientField(e.field) })));
     // Anthropic's system prompt is stored as one row before the conversation; OpenAI's leading system messages as theirs.
     const first = (request.provider === 'anthropic' ? (request.body.system !== undefined ? 1 : 0) : request.leading) + 1;
     const conversation = all.slice(request.leading);
