@@ -48,8 +48,8 @@ AppendMessagesRequest = TypedDict("AppendMessagesRequest", {
     "messages": List[Dict[str, Any]],  # 1-500 messages in Anthropic Messages, OpenAI Chat Completions or canonical shape.
     "model": NotRequired[str],  # For a new session: the model id.
     "outputReserve": NotRequired[float],  # For a new session: its output reserve (default from the model catalog).
-    "policy": NotRequired[Dict[str, Any]],  # For a new session: a preset name or { preset, overrides }.
-    "system": NotRequired[Dict[str, Any]],  # Anthropic's top-level system prompt: a string or text blocks.
+    "policy": NotRequired[Union[Literal["balanced", "factor3", "watermark", "two-layer", "offload-compact", "checkpoint-aging"], "PolicyView"]],  # For a new session: a preset name or { preset, overrides }.
+    "system": NotRequired[Union[str, List[Dict[str, Any]]]],  # Anthropic's top-level system prompt: a string or text blocks.
     "tools": NotRequired[List[Dict[str, Any]]],  # The tool schemas your requests send: their tokens come off the budget. Remembered on the session; [] clears them.
 })
 

@@ -4,8 +4,9 @@ import type { components, operations, paths } from './generated/schema';
 
 type Schemas = components['schemas'];
 /**
- * The append body. The OpenAPI document describes `policy` and `system` as bare objects (so the
- * generated type admits only `{}`); what the API accepts is written here.
+ * The append body. The OpenAPI document's `policy` object is the response's `PolicyView` (its
+ * `overrides` required) and its preset names an enum; the API also takes a policy without
+ * overrides, and checks the name itself (a 400 names the field).
  */
 export type AppendMessagesRequest = Omit<Schemas['AppendMessagesRequest'], 'policy' | 'system'> & {
   /** For a new session: a preset name, or a preset with parameter overrides. */
@@ -94,8 +95,7 @@ export class Compactor {
    * retry gets the first answer. Without one, a retry appends again.
    */
   async append(sessionId: string, body: AppendMessagesRequest, options: { idempotencyKey?: string } = {}): Promise<AppendMessagesResponse> {
-    // The document lists the header twice, once as required: it is optional (README "Using the API").
-    const header = (options.idempotencyKey === undefined ? {} : { 'Idempotency-Key': options.idempotencyKey }) as { 'idempotency-key': string };
+    const header = options.idempotencyKey === undefined ? {} : { 'Idempotency-Key': options.idempotencyKey };
     return unwrap(
       await this.api.POST('/v1/sessions/{id}/messages', {
         params: { path: { id: sessionId }, header },

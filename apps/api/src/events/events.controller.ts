@@ -1,4 +1,5 @@
-import { Controller, Get, Headers, Param, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
+import { OptionalHeader } from '../common/optional-header';
 import { ApiBadRequestResponse, ApiHeader, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { ValidationFailed } from '@compactor/compaction';
 import type { Request, Response } from 'express';
@@ -45,8 +46,8 @@ export class EventsController {
     @Auth() auth: AuthContext,
     @Param('id') id: string,
     @Query() query: unknown,
-    @Headers('accept') accept: string | undefined,
-    @Headers('last-event-id') lastEventId: string | undefined,
+    @OptionalHeader('accept') accept: string | undefined,
+    @OptionalHeader('last-event-id') lastEventId: string | undefined,
     @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {

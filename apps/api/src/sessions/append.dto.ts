@@ -1,3 +1,4 @@
+import { PRESET_NAMES } from '@compactor/compaction';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { z } from 'zod';
 import { sessionConfigFields } from './session-config';
@@ -37,7 +38,10 @@ export class AppendMessagesRequest {
   @ApiPropertyOptional({ enum: ['anthropic', 'openai', 'canonical'], description: 'Detected from the messages when absent.' })
   format?: string;
 
-  @ApiPropertyOptional({ description: "Anthropic's top-level system prompt: a string or text blocks." })
+  @ApiPropertyOptional({
+    description: "Anthropic's top-level system prompt: a string or text blocks.",
+    oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', additionalProperties: true } }],
+  })
   system?: unknown;
 
   @ApiPropertyOptional({ description: 'For a new session: the model id.' })
@@ -49,7 +53,7 @@ export class AppendMessagesRequest {
   @ApiPropertyOptional({ description: 'For a new session: its output reserve (default from the model catalog).' })
   outputReserve?: number;
 
-  @ApiPropertyOptional({ description: 'For a new session: a preset name or { preset, overrides }.' })
+  @ApiPropertyOptional({ description: 'For a new session: a preset name or { preset, overrides }.', oneOf: [{ type: 'string', enum: [...PRESET_NAMES] }, { $ref: '#/components/schemas/PolicyView' }] })
   policy?: unknown;
 
   @ApiPropertyOptional({

@@ -1,4 +1,5 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
+import { OptionalHeader } from '../common/optional-header';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -181,7 +182,7 @@ export class SessionsController {
     @Auth() auth: AuthContext,
     @Param('id') id: string,
     @Body() body: unknown,
-    @Headers('idempotency-key') idempotencyKey?: string,
+    @OptionalHeader('idempotency-key') idempotencyKey?: string,
   ): Promise<AppendMessagesResponse> {
     const sessionId = parseSessionId(id);
     const key = idempotencyKey === undefined ? undefined : parseOrThrow(idempotencyKeySchema, idempotencyKey, 'Idempotency-Key');

@@ -613,9 +613,11 @@ export interface components {
             /** @description For a new session: its output reserve (default from the model catalog). */
             outputReserve?: number;
             /** @description For a new session: a preset name or { preset, overrides }. */
-            policy?: Record<string, never>;
+            policy?: ("balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging") | components["schemas"]["PolicyView"];
             /** @description Anthropic's top-level system prompt: a string or text blocks. */
-            system?: Record<string, never>;
+            system?: string | {
+                [key: string]: unknown;
+            }[];
             /** @description The tool schemas your requests send: their tokens come off the budget. Remembered on the session; [] clears them. */
             tools?: {
                 [key: string]: unknown;
@@ -3111,8 +3113,7 @@ export interface operations {
     appendMessages: {
         parameters: {
             query?: never;
-            header: {
-                "idempotency-key": string;
+            header?: {
                 /** @description A retried request with the same key applies once and gets the first response. */
                 "Idempotency-Key"?: string;
             };
