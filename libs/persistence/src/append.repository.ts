@@ -57,9 +57,11 @@ export type AppendOutcome =
   | { kind: 'replayed'; response: unknown }
   | { kind: 'key-reused' };
 
-/** Columns written per message, in the order of the multi-row INSERT's placeholders. */
-const MESSAGE_COLUMNS = 12;
-/** Postgres allows 65,535 parameters per statement; 500 messages × 12 stay far below. */
+/** Parameters of a message in the append statement (session id and time are the statement's own $1 and $8). */
+const MESSAGE_COLUMNS = 10;
+/** The append statement's parameters before the messages'. */
+const SESSION_PARAMS = 13;
+/** Postgres allows 65,535 parameters per statement; 13 + 500 messages × 10 stay far below. */
 
 @Injectable()
 export class AppendRepository {
@@ -86,19 +88,23 @@ export class AppendRepository {
 
   private async inTransaction(client: PoolClient, request: AppendRequest): Promise<AppendOutcome> {
     const { tenantId, externalId, create } = request;
-    const inserted = await client.query(
-      `INSERT INTO sessions (id, tenant_id, external_id, model, context_window, output_reserve, policy, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, now())
-       ON CONFLICT (tenant_id, external_id) DO NOTHING`,
-      [randomUUID(), tenantId, externalId, create.model, create.contextWindow, create.outputReserve, JSON.stringify(create.policy)],
-    );
-    // Lock and read the session in one round trip: appends to one session are serialized here.
-    const { rows: locked } = await client.query<SessionRow>(
-      `SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND external_id = $2 FOR UPDATE`,
-      [tenantId, externalId],
-    );
+    // Lock and read the session in one round trip: appends to one session are serialized here. A session
+    // that does not exist yet is created first (a concurrent first append waits on the unique index, then locks it).
+    const lock = () =>
+      client.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND external_id = $2 FOR UPDATE`, [tenantId, externalId]);
+    let { rows: locked } = await lock();
+    let created = false;
+    if (locked.length === 0) {
+      const inserted = await client.query(
+        `INSERT INTO sessions (id, tenant_id, external_id, model, context_window, output_reserve, policy, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, now())
+         ON CONFLICT (tenant_id, external_id) DO NOTHING`,
+        [randomUUID(), tenantId, externalId, create.model, create.contextWindow, create.outputReserve, JSON.stringify(create.policy)],
+      );
+      created = inserted.rowCount === 1;
+      ({ rows: locked } = await lock());
+    }
     const session = toSessionRecord(locked[0]);
-    const created = inserted.rowCount === 1;
 
     if (request.idempotency) {
       const { rows: previous } = await client.query<{ requestHash: string; response: unknown }>(
@@ -123,16 +129,30 @@ export class AppendRepository {
     const firstSeq = session.lastSeq + 1;
     const lastSeq = session.lastSeq + plan.rows.length;
     const now = new Date();
-    // One multi-row INSERT for the whole batch.
+    const addedTokens = plan.rows.reduce((sum, r) => sum + r.tokens, 0);
+    // One statement, one round trip: the batch's multi-row INSERT, the usage point and the session's new state.
+    const params: unknown[] = [
+      session.id,
+      lastSeq,
+      plan.lastRole,
+      plan.openToolUseIds,
+      addedTokens,
+      plan.contextTokens,
+      plan.systemTokens,
+      now,
+      plan.budget,
+      plan.threshold,
+      plan.utilization,
+      plan.requestLimits?.maxTokens ?? null,
+      plan.requestLimits?.toolSchemaTokens ?? null,
+    ];
     const values: string[] = [];
-    const params: unknown[] = [];
     plan.rows.forEach((row, i) => {
       const p = params.length;
       values.push(
-        `($${p + 1}, $${p + 2}, $${p + 3}::"MessageRole", $${p + 4}::json, $${p + 5}::json, $${p + 6}::json, $${p + 7}, $${p + 8}, $${p + 9}::text[], $${p + 10}, $${p + 11}::text[], $${p + 12})`,
+        `($1::uuid, $${p + 1}::int, $${p + 2}::"MessageRole", $${p + 3}::json, $${p + 4}::json, $${p + 5}::json, $${p + 6}, $${p + 7}::boolean, $${p + 8}::text[], $${p + 9}::int, $${p + 10}::text[], $8::timestamptz)`,
       );
       params.push(
-        session.id,
         firstSeq + i,
         row.role,
         JSON.stringify(row.blocks),
@@ -143,18 +163,14 @@ export class AppendRepository {
         row.tags,
         row.tokens,
         row.toolUseIds,
-        now,
       );
     });
-    if (params.length !== plan.rows.length * MESSAGE_COLUMNS) throw new Error('message column count mismatch');
-    await client.query(
-      `INSERT INTO messages (session_id, seq, role, blocks, meta, raw, format, pinned, tags, tokens, tool_use_ids, created_at)
-       VALUES ${values.join(', ')}`,
-      params,
-    );
-    const addedTokens = plan.rows.reduce((sum, r) => sum + r.tokens, 0);
+    if (params.length !== SESSION_PARAMS + plan.rows.length * MESSAGE_COLUMNS) throw new Error('message column count mismatch');
     const { rows: updatedRows } = await client.query<SessionRow>(
-      `WITH usage AS (
+      `WITH inserted AS (
+         INSERT INTO messages (session_id, seq, role, blocks, meta, raw, format, pinned, tags, tokens, tool_use_ids, created_at)
+         VALUES ${values.join(', ')}
+       ), usage AS (
          INSERT INTO usage_points (session_id, kind, seq, context_tokens, budget, threshold, created_at)
          VALUES ($1, 'append', $2, $6, $9, $10, $8)
        )
@@ -164,21 +180,7 @@ export class AppendRepository {
               last_activity_at = $8, updated_at = $8
        WHERE id = $1
        RETURNING ${SESSION_COLUMNS}`,
-      [
-        session.id,
-        lastSeq,
-        plan.lastRole,
-        plan.openToolUseIds,
-        addedTokens,
-        plan.contextTokens,
-        plan.systemTokens,
-        now,
-        plan.budget,
-        plan.threshold,
-        plan.utilization,
-        plan.requestLimits?.maxTokens ?? null,
-        plan.requestLimits?.toolSchemaTokens ?? null,
-      ],
+      params,
     );
     if (plan.goal !== undefined) await client.query(`UPDATE sessions SET goal = $2::jsonb WHERE id = $1`, [session.id, JSON.stringify(plan.goal)]);
     if (plan.snapshot) {
