@@ -39,7 +39,7 @@ const step = (n: number): fc.Arbitrary<CanonicalMessage[]> => {
     { weight: 1, arbitrary: id.map((x) => [msg('tool', result(x))]) },
     { weight: 1, arbitrary: id.map((x) => [msg('user', use(x))]) },
     { weight: 1, arbitrary: fc.constantFrom<CanonicalMessage['role']>('user', 'assistant', 'tool').map((r) => [msg(r)]) },
-    { weight: 1, arbitrary: fc.constant([msg('system', { ...text('mid'), type: 'text' })].map((m) => ({ ...m, inConversation: true }))) },
+    { weight: 1, arbitrary: fc.constant<CanonicalMessage[]>([{ ...msg('system', text('mid')), inConversation: true }]) },
   );
 };
 const growth = fc.integer({ min: 1, max: 14 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => step(i))));
