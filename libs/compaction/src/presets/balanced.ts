@@ -79,6 +79,9 @@ export const BALANCED: DefinedPreset<BalancedParams, BalancedNotes> = definePres
     stages: [offloadLargeResults, maskOldOutputs, summarizeOldest],
     protection: (params) => params.protection,
     notes: () => ({ masked: 0 }),
+    // balanced's prefix holds only what its stages wrote: the head's goal block (the worker freezes a new one) and watermark are not
+    // carried, so the goal block's tokens count as saved (as before issue #16; the worker adds the new block's tokens on top).
+    settlePrefix: ({ coversThroughSeq, checkpoints, treatments }) => ({ coversThroughSeq, checkpoints, treatments }),
     closing: (s) => [
       {
         type: 'compressed',

@@ -83,6 +83,8 @@ export interface StagePipeline<P extends MinSavingParams, N> {
   /** Events to put first in a succeeded run (seed 003 reports its offload before the rest). */
   leading?: (summary: RunSummary<P, N>) => CompactionEvent[];
   stats?: (summary: RunSummary<P, N>) => CompactionOutcome['stats'];
+  /** The prefix the stages leave, as the preset hands it on (default: as it is). */
+  settlePrefix?: (prefix: VersionPrefix) => VersionPrefix;
   /** Extra fields of a succeeded outcome (the facts-ledger totals). */
   extra?: (summary: RunSummary<P, N>) => Partial<CompactionOutcome>;
 }
@@ -116,6 +118,7 @@ export async function runStages<P extends MinSavingParams, N>(pipeline: StagePip
     if (r.artifacts) artifacts.push(...r.artifacts);
     if (r.onSuccess) onSuccess.push(...r.onSuccess);
   }
+  if (pipeline.settlePrefix) prefix = pipeline.settlePrefix(prefix);
 
   const after = applyPrefix(prefix, input.history, checkpointTokens);
   const tokensAfter = sumTokens(after);
