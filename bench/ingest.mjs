@@ -63,6 +63,8 @@ export async function run({ apiUrl, key, databaseUrl, root, machine, log }) {
   const client = api(apiUrl, key);
   const { default: pg } = await import('pg');
   const db = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  // A connection the server ends (the run's database dropped on Ctrl-C) is dropped here, not thrown as an unhandled 'error'.
+  db.on('error', () => undefined);
   await db.query(`CREATE TABLE IF NOT EXISTS bench_reference (
     session_id uuid NOT NULL, seq int NOT NULL, role text NOT NULL, blocks jsonb NOT NULL, raw json NOT NULL, tokens int NOT NULL,
     PRIMARY KEY (session_id, seq))`);

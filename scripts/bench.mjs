@@ -178,6 +178,17 @@ async function main() {
     }
   }
   const machine = `${os.cpus().length} × ${os.cpus()[0]?.model?.trim() ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GB RAM, Node ${process.version}`;
+  // Ctrl-C (or a kill) ends the run without reaching `finally`: stop the API and worker it started and drop its
+  // database there too (an interrupted run once left its API listening on the bench port for hours).
+  const interrupted = (signal) => {
+    worker?.kill('SIGTERM');
+    api.kill('SIGTERM');
+    dropDatabase(databaseUrl, benchDb)
+      .catch((error) => console.error(`could not drop ${benchDb}: ${error.message}`))
+      .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   try {
     for (const name of selected) {
       step(`bench: ${name}`);
