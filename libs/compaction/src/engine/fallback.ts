@@ -8,6 +8,7 @@ import { FACTS_HEADER } from './version';
 import { CONSTRAINTS_LABEL } from '../ledger/render';
 import { placeholderKeysOf } from '../ledger/placeholder';
 import { FactsLedger, LedgerState } from '../ledger/ledger';
+import { toolResultText } from '../ledger/rules';
 
 /**
  * Guarantee 4's read-time fallback, then Guarantee 3's give-way order, in the order they run:
@@ -83,15 +84,14 @@ const isCheckpoint = (m: CanonicalMessage) => m.role === 'system' && (m.tags?.in
  */
 const NOTE_SCAN_CHARS = 128 * 1024;
 const scanned = (t: string) => (t.length <= NOTE_SCAN_CHARS ? t : `${t.slice(0, NOTE_SCAN_CHARS / 2)}\n${t.slice(-NOTE_SCAN_CHARS / 2)}`);
-const resultText = (b: ToolResultBlock) => (typeof b.content === 'string' ? b.content : b.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n'));
 
 /** A message as the note reads it: texts and outputs past NOTE_SCAN_CHARS cut to their two ends (the same object when none is). */
 function boundedForNote(m: CanonicalMessage): CanonicalMessage {
-  const long = (b: Block) => (b.type === 'text' && b.text.length > NOTE_SCAN_CHARS) || (b.type === 'tool_result' && resultText(b).length > NOTE_SCAN_CHARS);
+  const long = (b: Block) => (b.type === 'text' && b.text.length > NOTE_SCAN_CHARS) || (b.type === 'tool_result' && toolResultText(b.content).length > NOTE_SCAN_CHARS);
   if (!m.blocks.some(long)) return m;
   return {
     ...m,
-    blocks: m.blocks.map((b) => (!long(b) ? b : b.type === 'text' ? { ...b, text: scanned(b.text) } : b.type === 'tool_result' ? { ...b, content: scanned(resultText(b)) } : b)),
+    blocks: m.blocks.map((b) => (!long(b) ? b : b.type === 'text' ? { ...b, text: scanned(b.text) } : b.type === 'tool_result' ? { ...b, content: scanned(toolResultText(b.content)) } : b)),
   };
 }
 

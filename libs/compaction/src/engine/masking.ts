@@ -1,8 +1,9 @@
-import { Block, CanonicalMessage, ToolResultBlock } from '../messages/canonical';
+import { Block, CanonicalMessage } from '../messages/canonical';
 import { Protection } from './protection';
 import { CountMessage, SessionMessage } from './types';
 import { placeholderKeys } from '../ledger/placeholder';
 import { errorLines } from '../ledger/errors';
+import { toolResultText } from '../ledger/rules';
 
 export interface MaskingParams {
   /** Tool outputs of the latest K assistant turns stay visible (`balanced`: 10). */
@@ -19,8 +20,6 @@ export interface MaskingResult {
   tokensAfter: number;
 }
 
-const resultText = (b: ToolResultBlock): string =>
-  typeof b.content === 'string' ? b.content : b.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
 
 /**
  * A message masked before, by what decided its form: its seq and, per block, the tool name it was
@@ -58,7 +57,7 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
     // Which blocks go, and under which tool name: the whole input of the masked form besides the message.
     const maskAs = m.message.blocks.map((b) => {
       if (b.type !== 'tool_result' || protection.exemptToolUseIds.has(b.toolUseId)) return '';
-      const text = resultText(b);
+      const text = toolResultText(b.content);
       // Already short: a mask, or an artifact reference that names where the full output is.
       if (text.startsWith('[masked tool output') || text.startsWith('[offloaded tool output')) return '';
       if (Math.ceil(text.length / 4) <= params.minTokens) return '';
@@ -82,7 +81,7 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
 function maskMessage(m: SessionMessage, maskAs: string[], count: CountMessage): SessionMessage {
   const blocks: Block[] = m.message.blocks.map((b, j) => {
     if (b.type !== 'tool_result' || maskAs[j] === '') return b;
-    const text = resultText(b);
+    const text = toolResultText(b.content);
     const approxTokens = Math.ceil(text.length / 4);
     const lines = text.split('\n').length;
     const placeholder = `[masked tool output: ${maskAs[j]}, ${lines} lines, ~${approxTokens} tokens; the full output is in the session history at seq ${m.seq}]`;
