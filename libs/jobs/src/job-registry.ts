@@ -7,6 +7,11 @@ export interface JobRunContext {
   signal?: AbortSignal;
   /** True on the last attempt BullMQ will make: a failure now ends the job for good. */
   finalAttempt?: boolean;
+  /**
+   * Puts the job back in the queue to run again after `delayMs`, without using up an attempt, and
+   * ends this run (it throws BullMQ's DelayedError, which the handler must let through).
+   */
+  retryLater?: (delayMs: number) => Promise<never>;
 }
 
 export type JobHandlerFn<N extends JobName = JobName> = (payload: JobPayload<N>, context: JobRunContext) => Promise<unknown>;

@@ -6,6 +6,7 @@ import request from 'supertest';
 
 const LONG = longSweAgentSession();
 const FINISHED = ['succeeded', 'skipped', 'failed'];
+const INTERNAL_ERROR = 'internal-error: the compaction failed unexpectedly; the worker log has the detail';
 
 /**
  * Jobs that cannot finish end `failed` with the error, in the row as in BullMQ (docs/reliability.md
@@ -122,7 +123,7 @@ describe('compaction jobs that fail for good', () => {
       const gaveUpMs = Date.now() - started;
       expect(gaveUp.attemptsMade).toBe(5);
       // Named, without the driver's text (the database's host and port): tenants read it on the job.
-      expect(gaveUp.failedReason).toBe('database unavailable');
+      expect(gaveUp.failedReason).toBe('database-unavailable: database unavailable');
       // The worker could not write while it failed: the row still says running.
       expect((await jobRow(jobId)).status).toBe('running');
 
@@ -140,6 +141,37 @@ describe('compaction jobs that fail for good', () => {
     }
   }, 90_000);
 
+  it('any other error reaches the row, the API and BullMQ as a stable code and short message; only the worker log has the raw text', async () => {
+    const worker = await startWorker();
+    const before = fake.completionRequests().length;
+    // A table the run reads is gone (a botched migration): Prisma's message names it and the query; tenants must not see that.
+    await stack.query('ALTER TABLE session_ledgers RENAME TO session_ledgers_away');
+    let jobId: string;
+    try {
+      jobId = await appendUntilScheduled(`raw-error-${randomBytes(4).toString('hex')}`);
+      const gaveUp = await pollUntil(
+        async () => {
+          const job = await queue.queue(QueueName.Compaction).getJob(jobId);
+          return job && (await job.getState()) === 'failed' ? job : undefined;
+        },
+        { timeoutMs: 40_000, what: `BullMQ to give up on job ${jobId} (worker: ${worker.output().slice(-1500)})` },
+      );
+      expect(gaveUp.failedReason).toBe(INTERNAL_ERROR);
+    } finally {
+      await stack.query('ALTER TABLE session_ledgers_away RENAME TO session_ledgers');
+    }
+    // The last attempt wrote the row before BullMQ gave up.
+    const row = await rowFinished(jobId, worker);
+    expect(row).toMatchObject({ status: 'failed', error: INTERNAL_ERROR, llm_calls: 0 });
+    const view = await request(api.url).get(`/v1/jobs/${jobId}`).set(auth()).expect(200);
+    expect(view.body).toMatchObject({ status: 'failed', error: INTERNAL_ERROR });
+    expect(JSON.stringify(view.body)).not.toMatch(/session_ledgers|prisma|invocation/i);
+    // The detail is the operator's, in the worker's log.
+    expect(worker.output()).toContain('session_ledgers');
+    expect(callsSince(before)).toBe(0);
+    await worker.stop();
+  }, 90_000);
+
   it('a worker killed when no stall is allowed: BullMQ fails the job as stalled and the sweep ends the row failed; it never ran twice', async () => {
     const env = { WORKER_MAX_STALLED_COUNT: '0', WORKER_LOCK_DURATION_MS: '2000', WORKER_STALLED_INTERVAL_MS: '500' };
     const killed = await startWorker(env);
@@ -152,7 +184,7 @@ describe('compaction jobs that fail for good', () => {
     mode = 'answer';
     const worker = await startWorker(env);
     const row = await rowFinished(jobId, worker);
-    expect(row).toMatchObject({ status: 'failed', attempts: 1, error: 'job stalled more than allowable limit' });
+    expect(row).toMatchObject({ status: 'failed', attempts: 1, error: 'stalled: job stalled more than allowable limit' });
     expect(callsSince(before)).toBe(1);
     console.log(`Stalled-limit failure: row failed ${Date.now() - killedAt} ms after the kill (lock 2 s, stalled check 0.5 s, sweep 1 s)`);
     await worker.stop();

@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import { WORKER_CONFIG, WorkerConfig } from '../config/worker-config';
 import { WORKER_REDIS } from '../jobs/job-runner';
+import { safeFailedReason } from '../jobs/job-failure';
 import { CompactionService } from './compaction.service';
 import { MaintenanceSchedules } from '../maintenance/maintenance-schedules';
 
@@ -82,7 +83,7 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
     for (const row of await this.compactions.unfinishedSince(settled, ROWS_PER_SWEEP)) {
       const found = await this.queue.compactionState(row.id, row.sessionId);
       if (found.state === 'failed') {
-        if (await this.compactions.failUnfinished(row.id, found.reason)) result.failed += 1;
+        if (await this.compactions.failUnfinished(row.id, safeFailedReason(found.reason))) result.failed += 1;
       } else if (found.state === 'missing' && row.status === 'running') {
         // Redis lost the job while it ran: nothing will finish it. The session is scheduled again below.
         if (await this.compactions.failUnfinished(row.id, 'lost: the queue no longer has this job (Redis restarted or lost its data)')) result.failed += 1;

@@ -24,6 +24,8 @@ import {
 import { JobName, JobPayload, JobQueue, JobRunContext, OnJob, QueueUnavailable } from '@compactor/jobs';
 import { canonicalOf, CompactionRepository, JobRecord, JobTakenOver, MessageRepository, prefixOf, Prisma, SessionRecord, SessionRepository } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
+import { DelayedError } from 'bullmq';
+import { jobFailure } from '../jobs/job-failure';
 import { MemoizedSummarizer } from './memoized-summarizer';
 import { SpendCapReached, SpendCaps } from './spend-caps';
 import { CompactionProgress } from './compaction-progress';
@@ -69,8 +71,10 @@ export class CompactionService {
         this.logger.warn(`Compaction ${payload.jobId}: run ${job.attempts} stopped, the job was taken over`);
         return { status: 'taken-over' };
       }
-      // BullMQ gives up after this attempt: the row ends failed with the error instead of staying running.
-      if (context.finalAttempt) await this.compactions.finishJob(payload.jobId, { status: 'failed', error: (error as Error).message ?? String(error) }, job.attempts);
+      if (error instanceof DelayedError) throw error; // back in the queue (retryLater): not a failure
+      // BullMQ gives up after this attempt: the row ends failed with the error's code instead of staying running
+      // (the job runner logs the original; the row, which tenants read, never holds it).
+      if (context.finalAttempt) await this.compactions.finishJob(payload.jobId, { status: 'failed', error: jobFailure(error).message }, job.attempts);
       throw error; // infrastructure: BullMQ retries
     }
   }

@@ -10,10 +10,10 @@ import {
   JobRunContext,
   RegisteredHandler,
 } from '@compactor/jobs';
-import { Worker } from 'bullmq';
+import { DelayedError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, WorkerConfig, workerLockOptions } from '../config/worker-config';
-import { jobFailure } from './job-failure';
+import { jobFailure, jobFailureDetail } from './job-failure';
 import { WorkerActivity } from '../status/worker-activity';
 import { MaintenanceSchedules } from '../maintenance/maintenance-schedules';
 
@@ -66,14 +66,23 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       this.connections.push(connection);
       const worker: Worker = new Worker(
         queueName,
-        (job, _token, signal) =>
+        (job, token, signal) =>
           // Every line the job writes names it and its session (logs read with the worker's pino logger).
           withJobLogFields({ jobId: String(job.id), job: job.name, ...sessionOf(job.data) }, () =>
-            this.registry.dispatch(job.name, job.data, { signal, finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1) }),
+            this.registry.dispatch(job.name, job.data, {
+              signal,
+              finalAttempt: job.attemptsMade + 1 >= (job.opts.attempts ?? 1),
+              // Waits outside the attempts (an LLM outage): the job goes back to the queue, delayed, and this run ends.
+              retryLater: async (delayMs: number) => {
+                await job.moveToDelayed(Date.now() + delayMs, token);
+                throw new DelayedError();
+              },
+            }),
           ).catch((error: unknown) => {
+            if (error instanceof DelayedError) throw error;
             const failure = jobFailure(error);
-            // BullMQ keeps the failure's message (tenants read it on the job's row); the log keeps the driver's.
-            if (failure !== error) this.logger.warn(`Job ${job.name} ${job.id}: ${(failure as Error).message}: ${(error as Error).message}`);
+            // BullMQ keeps the failure's code and fixed message (tenants read it on the job's row); only the log has the original.
+            this.logger.warn(`Job ${job.name} ${job.id}: ${failure.message} (${jobFailureDetail(error)})`);
             throw failure;
           }),
         { connection, prefix: this.config.QUEUE_PREFIX, concurrency: this.config.WORKER_CONCURRENCY, ...workerLockOptions(this.config) },
