@@ -241,10 +241,14 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
     samples[name].work.push(work);
   };
   const workOf = (res) => Number(/compactor;dur=([\d.]+)/.exec(String(res.headers['server-timing'] ?? ''))?.[1] ?? NaN);
-  /** The proxy's stages (Server-Timing), all measured requests together. */
+  /** The proxy's stages (Server-Timing), all measured requests together, and per provider shape. */
   const stages = {};
-  const keepStages = (res) => {
-    for (const [, name, dur] of String(res.headers['server-timing'] ?? '').matchAll(/(\w+);dur=([\d.]+)/g)) (stages[name] ??= []).push(Number(dur));
+  const stagesOf = { anthropic: {}, openai: {}, responses: {} };
+  const keepStages = (format, res) => {
+    for (const [, name, dur] of String(res.headers['server-timing'] ?? '').matchAll(/(\w+);dur=([\d.]+)/g)) {
+      (stages[name] ??= []).push(Number(dur));
+      (stagesOf[format][name] ??= []).push(Number(dur));
+    }
   };
   let sizes = { min: Infinity, max: 0 };
 
@@ -286,7 +290,7 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
         if (p.status !== 200) throw new Error(`proxy ${format}: ${p.status} ${p.text.slice(0, 300)}`);
         if (!warm) {
           record(`${format} ${stream ? 'streamed: time to first byte' : 'non-streamed: whole answer'}`, stream ? p.ttfb : p.total, stream ? d.ttfb : d.total, workOf(p));
-          keepStages(p);
+          keepStages(format, p);
         }
         append(answerMessage(format, p, stream));
         await sleep(THINK_MS);
@@ -300,6 +304,7 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
     return { name, n: x.proxy.length, direct50: median(x.direct), proxy50: median(x.proxy), added50: p50, diff50: median(x.diff), work50: median(x.work), direct99: percentile(x.direct, 99), proxy99: percentile(x.proxy, 99), added99: p99 };
   });
   for (const r of rows) log(`${r.name}: +${fmt(r.added50)} ms p50, +${fmt(r.added99)} ms p99, proxy work ${fmt(r.work50)} ms p50 (n=${r.n})`);
+  for (const [format, byName] of Object.entries(stagesOf)) log(`${format} stages p50: ${Object.entries(byName).map(([name, v]) => `${name} ${fmt(median(v))}`).join(', ')}`);
 
   // Prefix sharing: the real SWE-agent runs replayed as one long agent run on a small window.
   const prefix = await prefixSharing({ apiUrl, key, root, upstream, log });
@@ -331,6 +336,9 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
       .filter(([name]) => name !== 'compactor')
       .map(([name, v]) => `${name} ${fmt(median(v))} ms`)
       .join(', ')}; in all ${fmt(median(stages.compactor ?? []))} ms.`,
+    `By shape (p50, ms): ${Object.entries(stagesOf)
+      .map(([format, byName]) => `${format}: ${Object.entries(byName).filter(([name]) => name !== 'compactor').map(([name, v]) => `${name} ${fmt(median(v))}`).join(', ')}; in all ${fmt(median(byName.compactor ?? []))}`)
+      .join(' — ')}.`,
     '`read`: the body\'s JSON without its messages, whose byte ranges are found in one pass; `auth`: the Compactor key (one',
     'query, overlapping `read`); `compare`: keys of the messages whose bytes changed since the conversation\'s previous request',
     '(the rest are recognised by their unchanged bytes); `history`: the session row, the stored history\'s keys (cached per',

@@ -42,6 +42,8 @@ const USAGE = `usage: npm run bench [-- [${Object.keys(BENCHES).join('|')} ...] 
            --overrides JSON  --json FILE  --aider N  --no-real
   analytics: --search-only`;
 const PORT = Number(process.env.BENCH_PORT || 3190);
+/** BENCH_CPU_PROF=<dir>: the API runs with `node --cpu-prof` and writes its CPU profile there when the run stops it. */
+const API_NODE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 
 async function recreateDatabase(baseUrl, name) {
   const { default: pg } = await import('pg');
@@ -68,7 +70,7 @@ async function dropDatabase(baseUrl, name) {
 }
 
 async function startApi(env) {
-  const child = spawn(process.execPath, [path.join(root, 'dist/apps/api/apps/api/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...API_NODE_ARGS, path.join(root, 'dist/apps/api/apps/api/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new ServiceError(`the API exited with code ${child.exitCode}`);

@@ -54,6 +54,21 @@ describe('forwardBody', () => {
     expect((body.messages as unknown[]).slice(-2)).toEqual([turns[2], { role: 'assistant', content: 'Sure:' }]);
     expect(body).not.toHaveProperty('system');
   });
+
+  it("a Responses request read from its bytes: its own fields and leading developer items go as the client's bytes, the context's items after them", () => {
+    const developer = { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Be careful.' }] };
+    const items = [developer, { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'List the files.' }] }];
+    // Spacing and key order the client chose, which writing the body again would not keep.
+    const raw = Buffer.from(`{ "tools": [ {"type":"custom","name":"apply_patch"} ],\n  "input": [ ${items.map((i) => JSON.stringify(i)).join(' , ')} ], "model" : "gpt-5.5" }`);
+    const request = ProxyRequest.parse('responses', raw);
+    expect(request.leading).toBe(1);
+    const stored = session([request.turn(0)], 2);
+    const goal = { seq: 0, message: goalBlockMessage('Ship it.'), tokens: 5 };
+    const out = forwardBody({ request, context: [goal, ...stored], compacted: false, leadingSystemSeqs: new Set(), seqOf: [2] }).toString();
+    expect(out.startsWith('{ "tools": [ {"type":"custom","name":"apply_patch"} ],\n  "input": [')).toBe(true);
+    expect(out.endsWith('], "model" : "gpt-5.5" }')).toBe(true);
+    expect(JSON.parse(out).input).toEqual([developer, { type: 'message', role: 'developer', content: [{ type: 'input_text', text: '[GOAL BLOCK]\nShip it.' }] }, items[1]]);
+  });
 });
 
 describe('storedForm', () => {

@@ -113,10 +113,13 @@ export interface ForwardInput {
   seqOf: ReadonlyArray<number | undefined>;
 }
 
-/** JSON of a context message in each provider's shape, per message object: context messages are shared across requests while unchanged. */
-const serialized: Record<'anthropic' | 'openai' | 'responses', WeakMap<CanonicalMessage, string>> = { anthropic: new WeakMap(), openai: new WeakMap(), responses: new WeakMap() };
+/**
+ * JSON of a context message in each provider's shape, as UTF-8 bytes, per message object: context messages are shared
+ * across requests while unchanged, so a forwarded body is mostly copied, not written or encoded again.
+ */
+const serialized: Record<'anthropic' | 'openai' | 'responses', WeakMap<CanonicalMessage, Buffer>> = { anthropic: new WeakMap(), openai: new WeakMap(), responses: new WeakMap() };
 
-function jsonOf(provider: 'anthropic' | 'openai' | 'responses', message: CanonicalMessage): string {
+function jsonOf(provider: 'anthropic' | 'openai' | 'responses', message: CanonicalMessage): Buffer {
   let out = serialized[provider].get(message);
   if (out === undefined) {
     const written =
@@ -127,7 +130,7 @@ function jsonOf(provider: 'anthropic' | 'openai' | 'responses', message: Canonic
         : provider === 'responses'
           ? toResponses([message])
           : toOpenAI([message]);
-    out = written.map((m) => JSON.stringify(m)).join(',');
+    out = Buffer.from(written.map((m) => JSON.stringify(m)).join(','));
     serialized[provider].set(message, out);
   }
   return out;
@@ -153,6 +156,9 @@ function anthropicTurnByTurn(turns: CanonicalMessage[]): boolean {
 }
 
 const MESSAGES_SLOT = `compactor-messages-${randomUUID()}`;
+const COMMA = Buffer.from(',');
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');
 
 /**
  * The body sent upstream, as bytes: the request's own fields (model, tools, tool choice, thinking,
@@ -168,24 +174,24 @@ export function forwardBody(input: ForwardInput): Buffer {
     const through = input.throughSeq;
     kept = kept.filter((m) => m.message.role === 'system' || m.seq <= through);
   }
-  const prefill = request.rawSlice(request.end).map((m) => JSON.stringify(m));
+  // The request's own messages (its leading system prompts, a prefill) go as the client sent them.
+  const prefill = Buffer.from(request.rawJson(request.end, request.messageCount));
   // In-conversation system messages (Anthropic `role: "system"` entries of `messages`) are conversation: forwarded in place.
   const isSystemPrompt = (m: SessionMessage) => m.message.role === 'system' && !m.message.inConversation;
   const systems = kept.filter(isSystemPrompt).map((m) => m.message);
   // A Responses request's conversation is its `input` (items); the others' is `messages`.
   const slot = request.shape === 'responses' ? 'input' : 'messages';
   const fields: Json = { [slot]: MESSAGES_SLOT };
-  let messages: string[];
+  let messages: Buffer[];
 
   if (request.shape === 'responses') {
     // The request's own leading developer/system items first (its `instructions` stay where they are), then the goal block
     // and checkpoints as developer messages, then the compacted conversation, each message as its items.
     const rest = kept.filter((m) => !isSystemPrompt(m)).map((m) => m.message);
-    const own = (request.rawSlice(0, request.leading) as unknown[][]).flat().map((item) => JSON.stringify(item));
-    messages = [...own, ...[...systems, ...rest].map((m) => jsonOf('responses', m))];
+    messages = [Buffer.from(request.rawJson(0, request.leading)), ...[...systems, ...rest].map((m) => jsonOf('responses', m))];
   } else if (request.provider === 'openai') {
     const rest = kept.filter((m) => !isSystemPrompt(m)).map((m) => m.message);
-    messages = [...request.rawSlice(0, request.leading).map((m) => JSON.stringify(m)), ...[...systems, ...rest].map((m) => jsonOf('openai', m)), ...prefill];
+    messages = [Buffer.from(request.rawJson(0, request.leading)), ...[...systems, ...rest].map((m) => jsonOf('openai', m)), prefill];
   } else {
     const marked = withRequestCacheMarkers(kept, request, input.seqOf);
     const rest = marked.filter((m) => !isSystemPrompt(m)).map((m) => m.message);
@@ -195,10 +201,10 @@ export function forwardBody(input: ForwardInput): Buffer {
     if (anthropicTurnByTurn(turns)) messages = turns.map((m) => jsonOf('anthropic', m));
     else {
       const written = toAnthropic(turns);
-      messages = written.messages.map((m) => JSON.stringify(m));
+      messages = written.messages.map((m) => Buffer.from(JSON.stringify(m)));
       moved = written.system === undefined ? [] : typeof written.system === 'string' ? [{ type: 'text', text: written.system }] : written.system;
     }
-    messages.push(...prefill);
+    messages.push(prefill);
     if (systems.length > 0 || moved.length > 0) {
       const own = request.body.system;
       const ownBlocks = own === undefined ? [] : typeof own === 'string' ? (own === '' ? [] : [{ type: 'text', text: own }]) : Array.isArray(own) ? own : [];
@@ -207,8 +213,25 @@ export function forwardBody(input: ForwardInput): Buffer {
       fields.system = [...ownBlocks, ...added];
     }
   }
-  const [before, after] = JSON.stringify(replaceFields(request.body, fields, slot)).split(`"${MESSAGES_SLOT}"`);
-  return Buffer.from(`${before}[${messages.filter((m) => m !== '').join(',')}]${after}`);
+  let before: Buffer;
+  let after: Buffer;
+  if (request.layout && request.bytes && Object.keys(fields).length === 1) {
+    // Only the conversation changes: the request's other fields go as the client's own bytes, not written again.
+    before = request.bytes.subarray(0, request.layout.start);
+    after = request.bytes.subarray(request.layout.end);
+  } else {
+    const [head, tail] = JSON.stringify(replaceFields(request.body, fields, slot)).split(`"${MESSAGES_SLOT}"`);
+    before = Buffer.from(head);
+    after = Buffer.from(tail);
+  }
+  const chunks: Buffer[] = [before, OPEN];
+  for (const m of messages) {
+    if (m.length === 0) continue;
+    if (chunks.length > 2) chunks.push(COMMA);
+    chunks.push(m);
+  }
+  chunks.push(CLOSE, after);
+  return Buffer.concat(chunks);
 }
 
 /** The body with some fields replaced, in the body's own key order (new fields go before the conversation's `slot`). */

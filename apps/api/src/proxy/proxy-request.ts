@@ -10,11 +10,22 @@ import {
 } from '@compactor/compaction';
 import type { IncomingHttpHeaders } from 'node:http';
 import { SESSION_ID_PATTERN } from '../common/validation';
-import { MessagesLayout, scanMessages } from './json-scan';
+import { commonPrefixLength, MessagesLayout, scanMessages } from './json-scan';
 import { policySchema } from '../sessions/session-config';
 import { ProxyError, ProxyProvider } from './provider-errors';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A Responses request's `input` items as parsed from its bytes, kept for the conversation's next request: an agent re-sends
+ * every item each turn, and an item whose bytes are unchanged (the same range, inside the prefix both bodies share) is
+ * not parsed again. Reuse is decided by the bytes alone, so whichever request's items are offered, the result is the same.
+ */
+export interface ParsedItems {
+  bytes: Buffer;
+  ranges: ReadonlyArray<readonly [number, number]>;
+  items: readonly unknown[];
+}
 
 /** The shape of a proxied request's conversation: Anthropic Messages, OpenAI Chat Completions, or OpenAI Responses `input` items. */
 export type ProxyShape = ProxyProvider | 'responses';
@@ -54,6 +65,8 @@ export class ProxyRequest {
   readonly provider: ProxyProvider;
   /** Responses: the `input` items, and each conversation message's [start, end) range of them (consecutive items of one role). */
   private readonly items?: unknown[];
+  /** Responses, read from bytes: each item's [start, end) offsets. */
+  private readonly itemRanges?: Array<[number, number]>;
   private readonly groups?: Array<[number, number]>;
   /** Responses: the first group that is not a system group (later system groups are mid-conversation developer messages). */
   private readonly firstTurn: number = 0;
@@ -70,6 +83,8 @@ export class ProxyRequest {
     readonly bytes?: Buffer,
     /** Byte ranges of the conversation's messages (a Responses request's: of its item groups). */
     readonly layout?: MessagesLayout,
+    /** Responses: the items of an earlier request of the conversation, reused where the bytes are the same. */
+    previous?: ParsedItems,
   ) {
     const provider = providerOf(shape);
     this.provider = provider;
@@ -77,15 +92,20 @@ export class ProxyRequest {
       const input = body.input;
       let items: unknown;
       if (layout) {
-        // Each item parsed from its bytes (what grouping needs); a message's byte range spans its items, so the key cache
-        // recognises unchanged messages as it does for the other shapes.
+        // Each item parsed from its bytes (what grouping needs), unless an earlier request of the conversation had the same
+        // bytes at the same place; a message's byte range spans its items, so the key cache recognises unchanged messages
+        // as it does for the other shapes.
+        const shared = previous && bytes ? commonPrefixLength(previous.bytes, bytes) : 0;
         items = layout.items.map(([start, end], k) => {
+          const before = previous?.ranges[k];
+          if (before && end <= shared && before[0] === start && before[1] === end) return previous!.items[k];
           try {
             return JSON.parse(bytes!.toString('utf8', start, end)) as unknown;
           } catch {
             throw new ProxyError(400, 'invalid_json', `Compactor proxy: input[${k}] is not valid JSON`);
           }
         });
+        this.itemRanges = layout.items;
       } else items = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
       if (!Array.isArray(items)) throw invalid([{ field: 'input', message: 'must be a string or an array of input items' }]);
       this.items = items;
@@ -125,7 +145,7 @@ export class ProxyRequest {
   }
 
   /** Reads the raw bytes a proxy route received: the body without its messages, which are read one by one when needed. */
-  static parse(shape: ProxyShape, raw: unknown): ProxyRequest {
+  static parse(shape: ProxyShape, raw: unknown, previous?: ParsedItems): ProxyRequest {
     const bytes = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
     // A Responses request's conversation is its `input` items (grouped into messages by the constructor).
     const slot = shape === 'responses' ? 'input' : 'messages';
@@ -139,7 +159,7 @@ export class ProxyRequest {
         throw notJson();
       }
       // The placeholder is what JSON.parse kept (no later duplicate key won).
-      if (isObject(rest) && Array.isArray(rest[slot]) && (rest[slot] as unknown[]).length === 0) return new ProxyRequest(shape, rest, bytes, layout);
+      if (isObject(rest) && Array.isArray(rest[slot]) && (rest[slot] as unknown[]).length === 0) return new ProxyRequest(shape, rest, bytes, layout, previous);
     }
     let body: unknown;
     try {
@@ -165,6 +185,22 @@ export class ProxyRequest {
     }
     this.raws.set(i, value);
     return value;
+  }
+
+  /** Responses, read from bytes: the items as parsed, for the conversation's next request (see ParsedItems). */
+  get parsedItems(): ParsedItems | undefined {
+    return this.items && this.itemRanges && this.bytes ? { bytes: this.bytes, ranges: this.itemRanges, items: this.items } : undefined;
+  }
+
+  /**
+   * Raw messages [from, to) as JSON array elements, comma-separated: the client's own bytes when the body was read by
+   * layout (a Responses message is its items), else written from the parsed value.
+   */
+  rawJson(from: number, to: number): string {
+    if (to <= from) return '';
+    if (this.layout && this.bytes) return this.bytes.toString('utf8', this.layout.items[from][0], this.layout.items[to - 1][1]);
+    const values = this.groups ? this.rawSlice(from, to).flatMap((m) => m as unknown[]) : this.rawSlice(from, to);
+    return values.map((v) => JSON.stringify(v)).join(',');
   }
 
   /** Raw messages [from, to). */

@@ -38,7 +38,7 @@ import { MessageTokenCounter } from '../tokens/message-token-counter';
 import { answerAssembler } from './answer-assembler';
 import { ConversationStore, StoredConversation } from './conversation-store';
 import { forwardBody } from './forward-body';
-import { policyHeader, providerOf, ProxyRequest, ProxyShape, sessionIdHeader } from './proxy-request';
+import { ParsedItems, policyHeader, providerOf, ProxyRequest, ProxyShape, sessionIdHeader } from './proxy-request';
 import { ProxyAuth } from './proxy-auth';
 import { ProxySettings, UpstreamSettings } from './proxy-settings';
 import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from './provider-errors';
@@ -193,6 +193,8 @@ const CHAINED_REASON = 'previous_response_id: the upstream holds this conversati
 const MAX_REDIRECTS = 10_000;
 /** Bytes of request bodies the key cache holds, all conversations together. */
 const KEY_CACHE_BYTES = 64 * 1024 * 1024;
+/** Bytes of Responses request bodies whose parsed items are kept (the parsed objects take a few times their bytes). */
+const ITEM_CACHE_BYTES = 32 * 1024 * 1024;
 const MAX_FORKS = 1_000;
 
 /** Stage durations of one proxied request, as a Server-Timing header: `compactor` is the whole work before forwarding. */
@@ -238,6 +240,9 @@ export class ProxyService implements OnModuleDestroy {
   /** Per conversation, its last request's body, message byte ranges and message keys (see conversationKeys). */
   private readonly keyCache = new Map<string, { bytes: Buffer; items: Array<[number, number]>; keys: Array<MessageKeys | undefined> }>();
   private keyCacheBytes = 0;
+  /** Per key and session header, a Responses request's parsed `input` items (see ParsedItems), for bodies of ITEM_CACHE_BYTES in all. */
+  private readonly itemCache = new Map<string, ParsedItems>();
+  private itemCacheBytes = 0;
   /** Sessions moved aside (a one-shot under a name a conversation took) → their new external id, for their answer. */
   private readonly renamed = new Map<string, string>();
 
@@ -268,9 +273,13 @@ export class ProxyService implements OnModuleDestroy {
       // The key is checked while the body is read (nothing is forwarded or stored before it passed).
       const authenticated = this.admitted(req, res);
       authenticated.catch(() => undefined);
+      const keyHash = this.auth.keyHash(req.headers);
+      // A Responses request's items parsed for the conversation's previous request (found by key and session header) are
+      // reused where the bytes are the same; which entry is offered never changes the result, only what is parsed again.
+      const itemsKey = shape === 'responses' ? `${keyHash ?? ''}\u0000${String(req.headers['x-compactor-session'] ?? '')}` : undefined;
       let request: ProxyRequest;
       try {
-        request = ProxyRequest.parse(shape, req.body);
+        request = ProxyRequest.parse(shape, req.body, itemsKey === undefined ? undefined : this.itemCache.get(itemsKey));
       } catch (error) {
         await authenticated; // a bad key answers 401 whatever the body
         throw error;
@@ -278,7 +287,6 @@ export class ProxyService implements OnModuleDestroy {
       timing.mark('read');
       // The session row is read along with the key check (one round trip less on the request's path); it is used only if no
       // proxied request finished meanwhile (it could have changed the row), else read again under the conversation's lock.
-      const keyHash = this.auth.keyHash(req.headers);
       const generation = this.locks.generation;
       let prefetchId: string | undefined;
       let invalid: unknown;
@@ -290,6 +298,7 @@ export class ProxyService implements OnModuleDestroy {
       const prefetch = keyHash && prefetchId ? this.sessions.findForKey(keyHash, prefetchId) : undefined;
       prefetch?.catch(() => undefined);
       const auth = await authenticated;
+      if (itemsKey !== undefined) this.rememberItems(itemsKey, request.parsedItems);
       if (invalid !== undefined) throw invalid;
       const upstream = await this.settings.forTenant(auth.tenantId);
       timing.mark('auth');
@@ -967,6 +976,23 @@ export class ProxyService implements OnModuleDestroy {
       this.keyCacheBytes -= entry.bytes.length;
     }
     return keys;
+  }
+
+  /** Keeps an authenticated Responses request's parsed items for the conversation's next request; least recently used go first. */
+  private rememberItems(key: string, parsed: ParsedItems | undefined): void {
+    const previous = this.itemCache.get(key);
+    if (previous) {
+      this.itemCache.delete(key);
+      this.itemCacheBytes -= previous.bytes.length;
+    }
+    if (!parsed || parsed.bytes.length > ITEM_CACHE_BYTES / 4) return;
+    this.itemCache.set(key, parsed);
+    this.itemCacheBytes += parsed.bytes.length;
+    for (const [k, entry] of this.itemCache) {
+      if (this.itemCacheBytes <= ITEM_CACHE_BYTES) break;
+      this.itemCache.delete(k);
+      this.itemCacheBytes -= entry.bytes.length;
+    }
   }
 
   /** What the request adds to the budget: its max_tokens, its tool schemas, its own system prompt and a prefill. */

@@ -1,0 +1,40 @@
+import { ProxyRequest } from './proxy-request';
+
+const body = (input: unknown[]) => Buffer.from(JSON.stringify({ model: 'gpt-5.5', input, store: false }));
+const developer = { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Be careful.' }] };
+const user = (text: string) => ({ type: 'message', role: 'user', content: [{ type: 'input_text', text }] });
+const call = (id: string) => ({ type: 'function_call', call_id: id, name: 'exec_command', arguments: '{"cmd":"ls"}' });
+const output = (id: string, text: string) => ({ type: 'function_call_output', call_id: id, output: text });
+
+describe('ProxyRequest, Responses items', () => {
+  it('reuses the items an earlier request parsed where the bytes are the same, and parses the rest', () => {
+    const first = ProxyRequest.parse('responses', body([developer, user('list the files'), call('c1'), output('c1', 'a.txt')]));
+    const parsed = first.parsedItems!;
+    expect(parsed.items).toHaveLength(4);
+    const next = ProxyRequest.parse('responses', body([developer, user('list the files'), call('c1'), output('c1', 'a.txt'), user('and now?')]), parsed);
+    const items = next.parsedItems!.items;
+    expect(items.slice(0, 4).every((item, k) => item === parsed.items[k])).toBe(true);
+    expect(items[4]).toEqual(user('and now?'));
+    // The same messages either way.
+    const fresh = ProxyRequest.parse('responses', body([developer, user('list the files'), call('c1'), output('c1', 'a.txt'), user('and now?')]));
+    expect(Array.from({ length: next.messageCount }, (_, i) => next.message(i))).toEqual(Array.from({ length: fresh.messageCount }, (_, i) => fresh.message(i)));
+  });
+
+  it('parses again an item whose bytes changed, even at the same offsets', () => {
+    const first = ProxyRequest.parse('responses', body([user('aaaa'), call('c1'), output('c1', 'one')]));
+    // Same lengths, so the same ranges: only the bytes tell the items apart.
+    const next = ProxyRequest.parse('responses', body([user('bbbb'), call('c1'), output('c1', 'two')]), first.parsedItems);
+    expect(next.parsedItems!.items).toEqual([user('bbbb'), call('c1'), output('c1', 'two')]);
+    expect(next.turn(0).blocks).toEqual([expect.objectContaining({ type: 'text', text: 'bbbb' })]);
+  });
+
+  it('gives the leading developer items as the client sent their bytes', () => {
+    const raw = Buffer.from(`{"model":"gpt-5.5","input":[ ${JSON.stringify(developer)} ,\n ${JSON.stringify(developer)}, ${JSON.stringify(user('hi'))}]}`);
+    const request = ProxyRequest.parse('responses', raw);
+    expect(request.leading).toBe(1);
+    expect(JSON.parse(`[${request.rawJson(0, request.leading)}]`)).toEqual([developer, developer]);
+    expect(request.rawJson(0, 0)).toBe('');
+    const chat = ProxyRequest.parse('openai', Buffer.from(JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'system', content: 'S' }, { role: 'user', content: 'U' }] })));
+    expect(chat.rawJson(0, chat.leading)).toBe('{"role":"system","content":"S"}');
+  });
+});
