@@ -1,5 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import { resolve } from 'node:path';
+import { Client } from 'pg';
 import {
   api,
   finished,
@@ -408,6 +409,41 @@ test('a session without compactions, an unknown session, and no key', async ({ p
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Session not found');
   await expect(page.getByRole('link', { name: 'Back to Sessions' })).toHaveAttribute('href', '/sessions');
   await screenshot(page, 'session-not-found');
+});
+
+test('a session of 30,001 usage points: the chart draws the whole history, with every marker past the 20,000th point', async ({ page, context }) => {
+  const id = uniqueId('e2e-long-usage');
+  await seedQuietSession(id, 8);
+  // The points are written straight into the e2e database: 30,000 appends through the API would take minutes.
+  const db = new Client({ connectionString: process.env.E2E_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/compactor_e2e' });
+  await db.connect();
+  try {
+    await db.query(
+      `INSERT INTO usage_points (session_id, kind, seq, context_tokens, budget, threshold)
+       SELECT s.id, CASE WHEN g IN (5000, 21000, 27000) THEN 'compaction' WHEN g = 24000 THEN 'restore' ELSE 'append' END, 8 + g,
+              CASE WHEN g = 22222 THEN 30000 WHEN g IN (5000, 21000, 27000) THEN 2000 ELSE 4000 + g % 1000 END, first.budget, first.threshold
+       FROM sessions s, generate_series(1, 30000) g, (SELECT budget, threshold FROM usage_points u JOIN sessions x ON x.id = u.session_id WHERE x.external_id = $1 LIMIT 1) first
+       WHERE s.external_id = $1`,
+      [id],
+    );
+  } finally {
+    await db.end();
+  }
+  const whole = await api<UsageSeries & { totalPoints: number }>(`/v1/sessions/${id}/usage?maxPoints=600`);
+  expect(whole.totalPoints).toBe(30_001);
+  await useApiKey(context);
+  await page.goto(`/sessions/${id}`);
+  await expect(chart(page)).toHaveAttribute('data-points', '30001');
+  await expect(chart(page)).toHaveAttribute('data-drawn', String(whole.points.length));
+  await expect(chart(page)).toHaveAttribute('data-appends', '29997');
+  await expect(chart(page).locator('svg [data-marker="compaction"]')).toHaveCount(3);
+  await expect(chart(page).locator('svg [data-marker="restore"]')).toHaveCount(1);
+  await expect(chart(page).locator('figcaption')).toContainText(`30,001 points (29,997 appends, 3 compactions, 1 restore) up to message 30008.`);
+  await expect(chart(page).locator('figcaption')).toContainText(`${whole.points.length} of 30,001 points drawn over the whole history:`);
+  await expect(chart(page).locator('figcaption')).not.toContainText('first 20,000');
+  // The peak past the old cut (30,000 tokens, over the budget) is on the line: the y axis reaches above it (15K without it).
+  await expect(chart(page).locator('svg text', { hasText: /^33K$/ })).toHaveCount(1);
+  await screenshot(page, 'session-long-usage');
 });
 
 test('a session with a finished job shows its snapshots list and waits for nothing', async ({ page, context }) => {

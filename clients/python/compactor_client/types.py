@@ -695,6 +695,7 @@ UsagePoint = TypedDict("UsagePoint", {
     "compaction": NotRequired["UsageCompactionMarker"],  # On compaction points: the job that compacted.
     "contextTokens": float,  # Tokens of the context as it would be sent after this change.
     "kind": Literal["append", "compaction", "restore", "goal_update"],  # What changed the context: an append, a compaction (a marker; a watermark advance counts as one), a restore, or a goal update (a new goal block).
+    "position": NotRequired[float],  # With `maxPoints`: the point's 0-based position in the whole series (where to draw it).
     "seq": float,  # The last seq of the history at this point.
     "threshold": float,  # The trigger line at that time: context tokens at which the policy schedules a compaction.
 })
@@ -702,10 +703,12 @@ UsagePoint = TypedDict("UsagePoint", {
 UsageSeries = TypedDict("UsageSeries", {
     "budget": float,  # The session's budget now.
     "contextTokens": float,  # Context tokens now.
-    "nextCursor": NotRequired[Optional[str]],  # Pass as `after` for the next page; null on the last page.
-    "points": List["UsagePoint"],  # Oldest first; every point, not downsampled (page with `after`).
+    "nextCursor": NotRequired[Optional[str]],  # Pass as `after` for the next page; null on the last page (always null with `maxPoints`).
+    "points": List["UsagePoint"],  # Oldest first. Without `maxPoints`: every point, one page (page with `after`). With it: the whole series, downsampled when longer (see `maxPoints`).
     "sessionId": str,
+    "stretches": NotRequired[float],  # With `maxPoints`, when downsampled: the stretches of equal length the series was split into, each keeping its highest and lowest append.
     "threshold": float,  # The session's trigger line now (tokens).
+    "totalPoints": NotRequired[float],  # With `maxPoints`: the points of the whole series (more than `points` holds when it was downsampled).
     "utilization": float,  # contextTokens / budget now.
 })
 

@@ -129,6 +129,66 @@ export const ANALYTICS_SQL = {
     LIMIT $3`,
 } as const;
 
+/** A usage point with its 0-based position in the session's whole series. */
+export interface PositionedUsagePoint extends UsagePointRecord {
+  position: number;
+}
+
+/** A session's whole usage series drawn from at most about `maxPoints` points (see usageSeriesDownsampled). */
+export interface DownsampledUsage {
+  /** Points in the whole series. */
+  totalPoints: number;
+  /** Stretches the appends were split into (equal numbers of points); each keeps its highest and lowest append. */
+  buckets: number;
+  points: PositionedUsagePoint[];
+}
+
+/**
+ * The statements of the downsampled usage series, kept apart from ANALYTICS_SQL (the summary's
+ * statements, which the analytics bench counts and EXPLAINs).
+ */
+export const USAGE_SERIES_SQL = {
+  /** Index: usage_points (session_id, id); the session by its primary key and tenant. */
+  size: `SELECT count(*)::int AS total, count(*) FILTER (WHERE u.kind <> 'append')::int AS markers
+    FROM usage_points u
+    JOIN sessions s ON s.id = u.session_id AND s.tenant_id = $1
+    WHERE u.session_id = $2`,
+  /**
+   * One pass over the series in id order (index: usage_points (session_id, id); the window needs no
+   * sort), grouped by stretch: per stretch the highest and the lowest append as [tokens, id, position]
+   * (max/min of an array compare element by element, so no sort per group), and [id, position] of every
+   * point that is kept whatever its tokens: every non-append point (compaction, restore, goal update), the
+   * point before one (the peak a compaction cut), the first and last points, and each point where the
+   * budget or trigger line moved.
+   */
+  buckets: `SELECT
+      max(ARRAY[p.tokens, p.id, p.position]) FILTER (WHERE p.kind = 'append') AS high,
+      min(ARRAY[p.tokens, p.id, p.position]) FILTER (WHERE p.kind = 'append') AS low,
+      array_agg(ARRAY[p.id, p.position]) FILTER (
+        WHERE p.kind <> 'append' OR p.next_kind IS DISTINCT FROM 'append' OR p.position = 0
+          OR p.budget IS DISTINCT FROM p.prev_budget OR p.threshold IS DISTINCT FROM p.prev_threshold
+      ) AS kept
+    FROM (
+      SELECT u.id, u.kind, u.context_tokens::bigint AS tokens, u.budget, u.threshold,
+        row_number() OVER w - 1 AS position,
+        lead(u.kind) OVER w AS next_kind,
+        lag(u.budget) OVER w AS prev_budget,
+        lag(u.threshold) OVER w AS prev_threshold
+      FROM usage_points u
+      WHERE u.session_id = $1
+      WINDOW w AS (ORDER BY u.id)
+    ) p
+    GROUP BY floor(p.position::float8 * $2 / $3)`,
+  /** The kept points by primary key, with their compaction job. */
+  byIds: `SELECT u.id::text AS id, u.kind, u.seq, u.context_tokens AS "contextTokens", u.budget, u.threshold,
+      u.created_at AS "createdAt", u.compaction_job_id AS "compactionJobId",
+      j.tokens_before AS "tokensBefore", j.tokens_after AS "tokensAfter", j.trigger::text AS trigger
+    FROM usage_points u
+    LEFT JOIN compaction_jobs j ON j.id = u.compaction_job_id
+    WHERE u.session_id = $1 AND u.id = ANY($2::bigint[])
+    ORDER BY u.id`,
+} as const;
+
 export interface AnalyticsRange {
   tenantId: string;
   from: Date;
@@ -145,6 +205,34 @@ export class AnalyticsRepository {
   async usagePoints(tenantId: string, sessionId: string, afterId: bigint, limit: number): Promise<UsagePointRecord[]> {
     const { rows } = await this.pg.pool.query<UsagePointRecord>(ANALYTICS_SQL.usagePoints, [tenantId, sessionId, afterId.toString(), limit]);
     return rows;
+  }
+
+  /**
+   * The session's whole usage series, downsampled to about `maxPoints` points when it is longer
+   * (min-max per stretch): the appends are split into stretches of equal length and each keeps its
+   * highest and lowest append, so every peak and dip wider than a stretch is drawn; every compaction,
+   * restore and goal update is kept with the point before it (the peak it cut), as are the first and
+   * last points and every move of the budget or trigger line. A series of at most `maxPoints` points
+   * comes whole. Nothing when the session is not the tenant's.
+   */
+  async usageSeriesDownsampled(tenantId: string, sessionId: string, maxPoints: number): Promise<DownsampledUsage> {
+    const { rows: sizes } = await this.pg.pool.query<{ total: number; markers: number }>(USAGE_SERIES_SQL.size, [tenantId, sessionId]);
+    const { total, markers } = sizes[0];
+    if (total === 0) return { totalPoints: 0, buckets: 0, points: [] };
+    // Two appends per stretch; markers and the points before them, and the first and last points, come on top.
+    const buckets = total <= maxPoints ? total : Math.max(1, Math.floor((maxPoints - 2 * markers - 2) / 2));
+    const { rows: groups } = await this.pg.pool.query<{ high: string[] | null; low: string[] | null; kept: string[][] | null }>(USAGE_SERIES_SQL.buckets, [
+      sessionId,
+      buckets,
+      total,
+    ]);
+    const positions = new Map<string, number>();
+    for (const g of groups) {
+      for (const [, id, position] of [g.high, g.low].filter((x): x is string[] => x !== null)) positions.set(id, Number(position));
+      for (const [id, position] of g.kept ?? []) positions.set(id, Number(position));
+    }
+    const { rows } = await this.pg.pool.query<UsagePointRecord>(USAGE_SERIES_SQL.byIds, [sessionId, [...positions.keys()]]);
+    return { totalPoints: total, buckets, points: rows.map((r) => ({ ...r, position: positions.get(r.id) ?? 0 })) };
   }
 
   /** Only the days that had a compaction job, in order. */

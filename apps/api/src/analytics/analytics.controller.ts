@@ -12,14 +12,23 @@ import { AnalyticsService } from './analytics.service';
 export const USAGE_PAGE_DEFAULT = 1000;
 export const USAGE_PAGE_MAX = 5000;
 
-const usageQuerySchema = z.strictObject({
-  after: z
-    .string()
-    .regex(/^\d{1,18}$/, 'must be a cursor this API returned (nextCursor)')
-    .transform((v) => BigInt(v))
-    .default(0n),
-  limit: z.coerce.number().int('must be an integer').min(1).max(USAGE_PAGE_MAX).default(USAGE_PAGE_DEFAULT),
-});
+export const USAGE_MAX_POINTS_MIN = 100;
+export const USAGE_MAX_POINTS_MAX = 20_000;
+
+const usageQuerySchema = z
+  .strictObject({
+    after: z
+      .string()
+      .regex(/^\d{1,18}$/, 'must be a cursor this API returned (nextCursor)')
+      .transform((v) => BigInt(v))
+      .optional(),
+    limit: z.coerce.number().int('must be an integer').min(1).max(USAGE_PAGE_MAX).optional(),
+    maxPoints: z.coerce.number().int('must be an integer').min(USAGE_MAX_POINTS_MIN).max(USAGE_MAX_POINTS_MAX).optional(),
+  })
+  .superRefine((q, ctx) => {
+    if (q.maxPoints !== undefined && (q.after !== undefined || q.limit !== undefined))
+      ctx.addIssue({ code: 'custom', path: ['maxPoints'], message: 'reads the whole series at once: it cannot be combined with after or limit' });
+  });
 
 @ApiTags('analytics')
 @Controller('v1')
@@ -31,17 +40,24 @@ export class AnalyticsController {
   @ApiOperation({
     operationId: 'getSessionUsage',
     summary:
-      'Token usage over time: a point per append, compaction (with its marker) and restore, each with the budget and trigger lines of that time. Paginated, never downsampled.',
+      'Token usage over time: a point per append, compaction (with its marker), restore and goal update, each with the budget and trigger lines of that time. Paginated and complete; or, with `maxPoints`, the whole series in one answer, downsampled when longer.',
   })
   @ApiQuery({ name: 'after', required: false, type: String, description: 'The nextCursor of the previous page.' })
   @ApiQuery({ name: 'limit', required: false, type: Number, description: `Points per page (default ${USAGE_PAGE_DEFAULT}, at most ${USAGE_PAGE_MAX}).` })
+  @ApiQuery({
+    name: 'maxPoints',
+    required: false,
+    type: Number,
+    description: `The whole series in one answer (${USAGE_MAX_POINTS_MIN}–${USAGE_MAX_POINTS_MAX}; not with after or limit), for a chart: a longer series is split into stretches of equal length and each keeps its highest and lowest append, so every peak and dip wider than a stretch stays; every compaction, restore and goal update is kept with the point before it (the peak a compaction cut), as are the first and last points and every move of the budget or trigger line (those can add points beyond maxPoints). Points carry their position in the whole series.`,
+  })
   @ApiOkResponse({ type: UsageSeries })
   @ApiBadRequestResponse({ type: ErrorResponse })
   @ApiNotFoundResponse({ type: ErrorResponse, description: "No such session for this tenant (another tenant's session answers the same)." })
   usage(@Auth() auth: AuthContext, @Param('id') id: string, @Query() query: unknown): Promise<UsageSeries> {
     const sessionId = parseSessionId(id);
     const q = parseOrThrow(usageQuerySchema, query);
-    return this.analytics.usage(auth.tenantId, sessionId, q.after, q.limit);
+    if (q.maxPoints !== undefined) return this.analytics.usageDownsampled(auth.tenantId, sessionId, q.maxPoints);
+    return this.analytics.usage(auth.tenantId, sessionId, q.after ?? 0n, q.limit ?? USAGE_PAGE_DEFAULT);
   }
 
   @Get('analytics/summary')

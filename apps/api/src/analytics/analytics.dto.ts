@@ -38,6 +38,9 @@ export class UsagePoint {
 
   @ApiPropertyOptional({ type: UsageCompactionMarker, description: 'On compaction points: the job that compacted.' })
   compaction?: UsageCompactionMarker;
+
+  @ApiPropertyOptional({ description: "With `maxPoints`: the point's 0-based position in the whole series (where to draw it)." })
+  position?: number;
 }
 
 export class UsageSeries {
@@ -56,11 +59,21 @@ export class UsageSeries {
   @ApiProperty({ description: 'contextTokens / budget now.' })
   utilization!: number;
 
-  @ApiProperty({ type: UsagePoint, isArray: true, description: 'Oldest first; every point, not downsampled (page with `after`).' })
+  @ApiProperty({
+    type: UsagePoint,
+    isArray: true,
+    description: 'Oldest first. Without `maxPoints`: every point, one page (page with `after`). With it: the whole series, downsampled when longer (see `maxPoints`).',
+  })
   points!: UsagePoint[];
 
-  @ApiPropertyOptional({ nullable: true, type: String, description: 'Pass as `after` for the next page; null on the last page.' })
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'Pass as `after` for the next page; null on the last page (always null with `maxPoints`).' })
   nextCursor!: string | null;
+
+  @ApiPropertyOptional({ description: 'With `maxPoints`: the points of the whole series (more than `points` holds when it was downsampled).' })
+  totalPoints?: number;
+
+  @ApiPropertyOptional({ description: 'With `maxPoints`, when downsampled: the stretches of equal length the series was split into, each keeping its highest and lowest append.' })
+  stretches?: number;
 }
 
 export class CompactionCounts {

@@ -191,6 +191,89 @@ describe('usage and analytics', () => {
     });
   });
 
+  describe('GET /v1/sessions/:id/usage?maxPoints=', () => {
+    type Positioned = UsagePoint & { position: number };
+    const pageAll = async (key: string, id: string) => {
+      const all: UsagePoint[] = [];
+      for (let after: string | null = ''; after !== null; ) {
+        const page: { points: UsagePoint[]; nextCursor: string | null } = (await http().get(`/v1/sessions/${id}/usage?limit=5000${after ? `&after=${after}` : ''}`).set(auth(key)).expect(200)).body;
+        all.push(...page.points);
+        after = page.nextCursor;
+      }
+      return all;
+    };
+
+    it('a series of fewer points comes whole, each with its position', async () => {
+      const all = await pageAll(keyA, longId);
+      const body = (await http().get(`/v1/sessions/${longId}/usage?maxPoints=${Math.max(100, all.length)}`).set(auth(keyA)).expect(200)).body;
+      expect(body.totalPoints).toBe(all.length);
+      expect(body.stretches).toBeUndefined();
+      expect(body.nextCursor).toBeNull();
+      expect(body.points).toEqual(all.map((p, position) => ({ ...p, position })));
+    });
+
+    it('draws 30,001 points in at most 601: every marker with the point before it, and the highest and lowest append of every stretch, past the first 20,000 too', async () => {
+      // A session of another tenant, its usage points written straight into the table: a flat series with a
+      // compaction near the start and markers, peaks and a dip after the 20,000th point (the dashboard once stopped there).
+      const key = await api.tenantKey();
+      const id = uid('long-usage');
+      await http().post(`/v1/sessions/${id}/messages`).set(auth(key)).send({ model: 'gpt-4o', messages: [{ role: 'user', content: 'start' }] }).expect(201);
+      const { rows } = await db.query<{ id: string }>('SELECT id FROM sessions WHERE external_id = $1', [id]);
+      const markers: Record<number, string> = { 5_000: 'compaction', 21_000: 'compaction', 24_000: 'restore', 25_500: 'goal_update', 27_000: 'compaction', 29_990: 'compaction' };
+      const special: Record<number, number> = { 20_999: 60_000, 22_222: 90_000, 23_333: 5, 26_001: 70_000 };
+      await db.query(
+        `INSERT INTO usage_points (session_id, kind, seq, context_tokens, budget, threshold)
+         SELECT $1, COALESCE(($2::jsonb ->> g::text), 'append'), g, COALESCE(($3::jsonb ->> g::text)::int, CASE WHEN $2::jsonb ? g::text THEN 500 ELSE 1000 + g % 100 END),
+                CASE WHEN g >= 28000 THEN 2 * first.budget ELSE first.budget END, first.threshold
+         FROM generate_series(1, 30000) g, (SELECT budget, threshold FROM usage_points WHERE session_id = $1) first`,
+        [rows[0].id, JSON.stringify(markers), JSON.stringify(special)],
+      );
+      const all = await pageAll(key, id);
+      expect(all).toHaveLength(30_001);
+
+      const body = (await http().get(`/v1/sessions/${id}/usage?maxPoints=600`).set(auth(key)).expect(200)).body;
+      const drawn = body.points as Positioned[];
+      expect(body.totalPoints).toBe(30_001);
+      expect(body.nextCursor).toBeNull();
+      // 600 less room for the 6 markers, the points before them and the first and last: 293 stretches of two appends; the budget's one move adds a point.
+      expect(body.stretches).toBe(293);
+      expect(drawn.length).toBeLessThanOrEqual(601);
+      // Each drawn point is the series' own point at its position, oldest first.
+      for (const p of drawn) expect(p).toEqual({ ...all[p.position], position: p.position });
+      expect(drawn.map((p) => p.position)).toEqual([...new Set(drawn.map((p) => p.position))].sort((a, b) => a - b));
+      const at = new Set(drawn.map((p) => p.position));
+      // Every compaction, restore and goal update, each with the point before it (the peak it cut), and the first and last points.
+      const markerPositions = all.flatMap((p, i) => (p.kind === 'append' ? [] : [i]));
+      expect(markerPositions.map((i) => all[i].seq)).toEqual(Object.keys(markers).map(Number));
+      for (const i of markerPositions) expect([i, at.has(i), at.has(i - 1)]).toEqual([i, true, true]);
+      expect(drawn.filter((p) => p.kind === 'compaction')).toHaveLength(4);
+      expect(at.has(0) && at.has(30_000)).toBe(true);
+      // The peaks and the dip beyond the 20,000th point, and the budget's move.
+      for (const seq of [22_222, 23_333, 26_001]) expect(drawn.find((p) => p.seq === seq && p.kind === 'append')?.contextTokens).toBe(special[seq]);
+      expect(drawn.find((p) => p.budget === 2 * all[0].budget)?.seq).toBe(28_000);
+      // Every stretch's highest and lowest append.
+      const stretchOf = (position: number) => Math.floor((position * body.stretches) / all.length);
+      const extremes = (points: Positioned[]) => {
+        const out = new Map<number, [number, number]>();
+        for (const p of points.filter((x) => x.kind === 'append')) {
+          const [high, low] = out.get(stretchOf(p.position)) ?? [-Infinity, Infinity];
+          out.set(stretchOf(p.position), [Math.max(high, p.contextTokens), Math.min(low, p.contextTokens)]);
+        }
+        return [...out.entries()].sort((a, b) => a[0] - b[0]);
+      };
+      const series = extremes(all.map((p, position) => ({ ...p, position })));
+      expect(series).toHaveLength(body.stretches);
+      expect(extremes(drawn)).toEqual(series);
+    });
+
+    it('answers 400 naming maxPoints out of range or combined with paging', async () => {
+      for (const query of ['maxPoints=99', 'maxPoints=20001', 'maxPoints=abc', 'maxPoints=600&limit=10', 'maxPoints=600&after=5']) {
+        const res = await http().get(`/v1/sessions/${longId}/usage?${query}`).set(auth(keyA)).expect(400);
+        expect([query, res.body.error.details.fields[0].field]).toEqual([query, 'maxPoints']);
+      }
+    });
+  });
+
   describe('GET /v1/analytics/summary', () => {
     let bSession: { id: string; tenantId: string };
     const bJobs: Record<string, string> = {};

@@ -1,15 +1,27 @@
 import { Injectable } from '@nestjs/common';
-import { AnalyticsRepository, JobDay } from '@compactor/persistence';
+import { AnalyticsRepository, JobDay, UsagePointRecord } from '@compactor/persistence';
 import { JobQueue, QueueName } from '@compactor/jobs';
 import { sessionUsage } from '../sessions/session-config';
 import { SessionsService } from '../sessions/sessions.service';
 import { denseDays, ratioBuckets, TimeRange } from './analytics-range';
-import { AnalyticsSummary, QueueDepth, UsageSeries } from './analytics.dto';
+import { AnalyticsSummary, QueueDepth, UsagePoint, UsageSeries } from './analytics.dto';
 
 /** Utilization from which a session counts as near its budget on the overview. */
 export const NEAR_BUDGET_UTILIZATION = 0.8;
 const NEAR_BUDGET_SHOWN = 10;
 const RECENT_FAILURES = 10;
+
+function usagePointView(p: UsagePointRecord): UsagePoint {
+  return {
+    seq: p.seq,
+    kind: p.kind,
+    contextTokens: p.contextTokens,
+    budget: p.budget,
+    threshold: p.threshold,
+    at: p.createdAt.toISOString(),
+    ...(p.compactionJobId ? { compaction: { jobId: p.compactionJobId, tokensBefore: p.tokensBefore, tokensAfter: p.tokensAfter, trigger: p.trigger } } : {}),
+  };
+}
 
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
 
@@ -33,18 +45,26 @@ export class AnalyticsService {
       threshold: now.threshold,
       contextTokens: now.contextTokens,
       utilization: now.utilization,
-      points: page.map((p) => ({
-        seq: p.seq,
-        kind: p.kind,
-        contextTokens: p.contextTokens,
-        budget: p.budget,
-        threshold: p.threshold,
-        at: p.createdAt.toISOString(),
-        ...(p.compactionJobId
-          ? { compaction: { jobId: p.compactionJobId, tokensBefore: p.tokensBefore, tokensAfter: p.tokensAfter, trigger: p.trigger } }
-          : {}),
-      })),
+      points: page.map(usagePointView),
       nextCursor: rows.length > limit ? page[page.length - 1].id : null,
+    };
+  }
+
+  /** The session's whole usage series in at most about `maxPoints` points (AnalyticsRepository.usageSeriesDownsampled). */
+  async usageDownsampled(tenantId: string, externalId: string, maxPoints: number): Promise<UsageSeries> {
+    const session = await this.sessions.require(tenantId, externalId);
+    const series = await this.analytics.usageSeriesDownsampled(tenantId, session.id, maxPoints);
+    const now = sessionUsage(session, session.contextTokens, session.systemTokens);
+    return {
+      sessionId: externalId,
+      budget: now.budget,
+      threshold: now.threshold,
+      contextTokens: now.contextTokens,
+      utilization: now.utilization,
+      points: series.points.map((p) => ({ ...usagePointView(p), position: p.position })),
+      nextCursor: null,
+      totalPoints: series.totalPoints,
+      ...(series.points.length < series.totalPoints ? { stretches: series.buckets } : {}),
     };
   }
 

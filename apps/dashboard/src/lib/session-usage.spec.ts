@@ -1,4 +1,4 @@
-import { axisTicks, lastCompactionJobId, usageChartData, type UsagePoint } from './session-usage';
+import { axisTicks, lastCompactionJobId, thinnedCaption, usageChartData, type UsagePoint } from './session-usage';
 
 const at = (n: number) => new Date(Date.UTC(2026, 10, 23, 14, 0, n)).toISOString();
 const append = (seq: number, tokens: number): UsagePoint => ({ seq, kind: 'append', contextTokens: tokens, budget: 13_680, threshold: 10_944, at: at(seq) });
@@ -52,30 +52,32 @@ describe('usageChartData', () => {
     expect(data.summary).toBe('No usage yet: no messages have been appended.');
   });
 
-  it('thins a very long series but keeps every marker, the peaks and the last point', () => {
-    const long: UsagePoint[] = [];
-    for (let i = 1; i <= 5_000; i += 1) long.push(i % 1_000 === 0 ? compaction(i, 12_000, 4_000, `job-${i}`) : append(i, 4_000 + (i % 1_000) * 8));
-    const data = usageChartData({ points: long, budget: 13_680, threshold: 10_944, contextTokens: 4_000 }, 200);
-    expect(data.thinned).toBe(true);
-    expect(data.points.length).toBeLessThanOrEqual(210);
-    expect(data.totalPoints).toBe(5_000);
-    expect(data.points.filter((p) => p.kind === 'compaction').map((p) => p.seq)).toEqual([1_000, 2_000, 3_000, 4_000, 5_000]);
-    expect(data.points.at(-1)?.seq).toBe(5_000);
-    expect(Math.max(...data.points.map((p) => p.tokens))).toBe(4_000 + 999 * 8);
+  it('draws a series the API downsampled at the positions it gives, and counts the appends it left out', () => {
+    // 5,000 points drawn from 7: the API keeps every marker (the points before them too) and each stretch's highest and lowest append.
+    const drawn: UsagePoint[] = [
+      { ...append(1, 3_000), position: 0 },
+      { ...append(999, 12_000), position: 998 },
+      { ...compaction(999, 12_000, 4_000, 'job-1'), position: 999 },
+      { ...append(2_500, 9_000), position: 2_500 },
+      { ...append(4_998, 12_500), position: 4_997 },
+      { ...restore(4_998, 6_000), position: 4_998 },
+      { ...append(4_999, 6_100), position: 4_999 },
+    ];
+    const data = usageChartData({ points: drawn, budget: 13_680, threshold: 10_944, contextTokens: 6_100, totalPoints: 5_000, stretches: 2 });
+    expect(data.points.map((p) => p.x)).toEqual([0, 998, 999, 2_500, 4_997, 4_998, 4_999]);
+    expect(data.compactions.map((m) => [m.x, m.seq])).toEqual([[999, 999]]);
+    expect(data.restores.map((m) => [m.x, m.seq])).toEqual([[4_998, 4_998]]);
+    expect(data).toMatchObject({ totalPoints: 5_000, appends: 4_998, thinned: true, stretches: 2 });
+    expect(data.summary).toMatch(/^5,000 points \(4,998 appends, 1 compaction, 1 restore\) up to message 4999\./);
+    expect(data.ticks.at(-1)).toBe(4_999);
+    expect(thinnedCaption(data)).toBe(
+      '7 of 5,000 points drawn over the whole history: 2 stretches of about 2,500 points, each drawn by its highest and lowest append, with every compaction, restore and goal update and the point before each.',
+    );
   });
 
-  it('keeps every peak and every dip wider than a bucket (min and max per bucket), at any length', () => {
-    // 20,000 appends: a slow sawtooth with 40 teeth, each peak and dip a single point.
-    const long: UsagePoint[] = [];
-    for (let i = 1; i <= 20_000; i += 1) long.push(append(i, i % 500 === 250 ? 15_000 : i % 500 === 0 ? 1_000 : 6_000 + (i % 7)));
-    const data = usageChartData({ points: long, budget: 16_000, threshold: 12_800, contextTokens: 1_000 }, 600);
-    expect(data.points.length).toBeLessThanOrEqual(600);
-    const kept = new Set(data.points.map((p) => p.seq));
-    const peaks = long.filter((p) => p.contextTokens === 15_000).map((p) => p.seq);
-    const dips = long.filter((p) => p.contextTokens === 1_000).map((p) => p.seq);
-    expect(peaks).toHaveLength(40);
-    expect(peaks.filter((seq) => !kept.has(seq))).toEqual([]);
-    expect(dips.filter((seq) => !kept.has(seq))).toEqual([]);
+  it('a whole series is not thinned', () => {
+    const data = usageChartData({ points: points.map((p, position) => ({ ...p, position })), budget: 13_680, threshold: 10_944, contextTokens: 13_000, totalPoints: 6 });
+    expect(data).toMatchObject({ totalPoints: 6, appends: 4, thinned: false, stretches: null });
   });
 });
 

@@ -29,16 +29,19 @@ export interface UsageMarker {
 }
 
 export interface UsageChartData {
-  /** What the chart draws (every marker, appends thinned out on very long series). */
+  /** What the chart draws: the API's series, downsampled by the API on a long session (every marker kept). */
   points: UsageChartPoint[];
   compactions: UsageMarker[];
   restores: UsageMarker[];
-  /** Points in the API's series, before any thinning. */
+  /** Points in the session's whole series. */
   totalPoints: number;
   appends: number;
   /** Points where a goal update changed the goal block (drawn on the line, not as markers). */
   goalUpdates: number;
+  /** Fewer points drawn than the series holds. */
   thinned: boolean;
+  /** When thinned: the stretches of equal length the API split the series into, each drawn by its highest and lowest append. */
+  stretches: number | null;
   /** Top of the y axis: room above the highest of tokens, budget and trigger line. */
   yMax: number;
   /** x positions to label on the axis: spread out, one per seq (a compaction shares its append's seq). */
@@ -47,7 +50,7 @@ export interface UsageChartData {
   summary: string;
 }
 
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const plural = (n: number, word: string) => `${n.toLocaleString('en-US')} ${word}${n === 1 ? '' : 's'}`;
 
 function markerLabel(p: UsagePoint): string {
   if (p.kind === 'restore') return `Restore at message ${p.seq}: context ${formatTokens(p.contextTokens)} tokens`;
@@ -55,33 +58,6 @@ function markerLabel(p: UsagePoint): string {
   const trigger = c?.trigger ? ` (${c.trigger})` : '';
   const before = c?.tokensBefore != null ? `${formatTokens(c.tokensBefore)} → ` : '';
   return `Compaction${trigger} at message ${p.seq}: ${before}${formatTokens(p.contextTokens)} tokens`;
-}
-
-/**
- * Appends thinned to at most `maxPoints` (min-max downsampling): per bucket the append with the most
- * tokens and the one with the fewest, so every peak and every dip wider than a bucket stays on the
- * line, plus every compaction and restore and the last point.
- */
-function thin(points: UsageChartPoint[], maxPoints: number): UsageChartPoint[] {
-  if (points.length <= maxPoints) return points;
-  const markers = points.filter((p) => p.kind !== 'append').length;
-  const buckets = Math.max(1, Math.floor((maxPoints - markers - 1) / 2));
-  const size = Math.ceil(points.length / buckets);
-  const keep = new Set<number>([points.length - 1]);
-  for (let start = 0; start < points.length; start += size) {
-    let high = -1;
-    let low = -1;
-    for (let i = start; i < Math.min(points.length, start + size); i += 1) {
-      if (points[i].kind !== 'append') keep.add(i);
-      else {
-        if (high < 0 || points[i].tokens > points[high].tokens) high = i;
-        if (low < 0 || points[i].tokens < points[low].tokens) low = i;
-      }
-    }
-    if (high >= 0) keep.add(high);
-    if (low >= 0) keep.add(low);
-  }
-  return points.filter((_, i) => keep.has(i));
 }
 
 /** About `max` evenly spread x positions, the first and last included, never two with the same seq. */
@@ -100,9 +76,14 @@ export function axisTicks(points: Pick<UsageChartPoint, 'x' | 'seq'>[], max = 8)
   return picked.filter((p) => !seen.has(p.seq) && seen.add(p.seq)).map((p) => p.x);
 }
 
-export function usageChartData(series: Pick<UsageSeries, 'points' | 'budget' | 'threshold' | 'contextTokens'>, maxPoints = 600): UsageChartData {
-  const all: UsageChartPoint[] = series.points.map((p, x) => ({
-    x,
+/**
+ * The chart's data from the API's usage series: the whole series (`maxPoints`), downsampled by the API
+ * on a long session, where every compaction, restore and goal update is kept and each point carries its
+ * position in the whole series (the x axis); a series without positions is drawn point by point.
+ */
+export function usageChartData(series: Pick<UsageSeries, 'points' | 'budget' | 'threshold' | 'contextTokens' | 'totalPoints' | 'stretches'>): UsageChartData {
+  const points: UsageChartPoint[] = series.points.map((p, i) => ({
+    x: p.position ?? i,
     seq: p.seq,
     kind: p.kind,
     tokens: p.contextTokens,
@@ -121,19 +102,20 @@ export function usageChartData(series: Pick<UsageSeries, 'points' | 'budget' | '
     trigger: p.compaction?.trigger ?? null,
     label: markerLabel(p),
   });
-  const compactions = series.points.flatMap((p, x) => (p.kind === 'compaction' ? [marker(p, x)] : []));
-  const restores = series.points.flatMap((p, x) => (p.kind === 'restore' ? [marker(p, x)] : []));
-  const appends = series.points.filter((p) => p.kind === 'append').length;
+  const compactions = series.points.flatMap((p, i) => (p.kind === 'compaction' ? [marker(p, points[i].x)] : []));
+  const restores = series.points.flatMap((p, i) => (p.kind === 'restore' ? [marker(p, points[i].x)] : []));
   const goalUpdates = series.points.filter((p) => p.kind === 'goal_update').length;
-  const points = thin(all, maxPoints);
-  const highest = Math.max(series.budget, series.threshold, ...all.map((p) => Math.max(p.tokens, p.budget, p.threshold)));
+  const totalPoints = Math.max(series.totalPoints ?? 0, series.points.length);
+  // Downsampling drops appends only: every other point of the series is here.
+  const appends = totalPoints - (series.points.length - series.points.filter((p) => p.kind === 'append').length);
+  const highest = Math.max(series.budget, series.threshold, ...points.map((p) => Math.max(p.tokens, p.budget, p.threshold)));
   const yMax = Math.ceil((highest * 1.08) / 1000) * 1000;
 
   const last = series.points.at(-1);
   const summary =
     series.points.length === 0
       ? 'No usage yet: no messages have been appended.'
-      : `${plural(series.points.length, 'point')} (${plural(appends, 'append')}, ${plural(compactions.length, 'compaction')}, ${plural(restores.length, 'restore')}` +
+      : `${plural(totalPoints, 'point')} (${plural(appends, 'append')}, ${plural(compactions.length, 'compaction')}, ${plural(restores.length, 'restore')}` +
         (goalUpdates > 0 ? `, ${plural(goalUpdates, 'goal update')}` : '') +
         `) up to message ${last?.seq ?? 0}. ` +
         `Context now ${formatTokens(series.contextTokens)} of ${formatTokens(series.budget)} budget tokens (${formatPercent(series.contextTokens / Math.max(series.budget, 1))}); ` +
@@ -144,14 +126,22 @@ export function usageChartData(series: Pick<UsageSeries, 'points' | 'budget' | '
     points,
     compactions,
     restores,
-    totalPoints: series.points.length,
+    totalPoints,
     appends,
     goalUpdates,
-    thinned: points.length < all.length,
+    thinned: points.length < totalPoints,
+    stretches: points.length < totalPoints ? (series.stretches ?? null) : null,
     yMax: Math.max(yMax, 1000),
     ticks: axisTicks(points),
     summary,
   };
+}
+
+/** How a downsampled chart was drawn, over the whole history. */
+export function thinnedCaption(data: Pick<UsageChartData, 'points' | 'totalPoints' | 'stretches'>): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const stretches = data.stretches ? `${n(data.stretches)} stretches of about ${n(Math.round(data.totalPoints / data.stretches))} points, each drawn by its highest and lowest append` : 'stretches, each drawn by its highest and lowest append';
+  return `${n(data.points.length)} of ${n(data.totalPoints)} points drawn over the whole history: ${stretches}, with every compaction, restore and goal update and the point before each.`;
 }
 
 /** The job "Undo last compaction" undoes: the latest compaction marker, else the newest pre-compaction snapshot's job. */

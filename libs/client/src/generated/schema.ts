@@ -425,7 +425,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Token usage over time: a point per append, compaction (with its marker) and restore, each with the budget and trigger lines of that time. Paginated, never downsampled. */
+        /** Token usage over time: a point per append, compaction (with its marker), restore and goal update, each with the budget and trigger lines of that time. Paginated and complete; or, with `maxPoints`, the whole series in one answer, downsampled when longer. */
         get: operations["getSessionUsage"];
         put?: never;
         post?: never;
@@ -1564,6 +1564,8 @@ export interface components {
              * @enum {string}
              */
             kind: "append" | "compaction" | "restore" | "goal_update";
+            /** @description With `maxPoints`: the point's 0-based position in the whole series (where to draw it). */
+            position?: number;
             /** @description The last seq of the history at this point. */
             seq: number;
             /** @description The trigger line at that time: context tokens at which the policy schedules a compaction. */
@@ -1574,14 +1576,18 @@ export interface components {
             budget: number;
             /** @description Context tokens now. */
             contextTokens: number;
-            /** @description Pass as `after` for the next page; null on the last page. */
+            /** @description Pass as `after` for the next page; null on the last page (always null with `maxPoints`). */
             nextCursor?: string | null;
-            /** @description Oldest first; every point, not downsampled (page with `after`). */
+            /** @description Oldest first. Without `maxPoints`: every point, one page (page with `after`). With it: the whole series, downsampled when longer (see `maxPoints`). */
             points: components["schemas"]["UsagePoint"][];
             /** @example agent-run-42 */
             sessionId: string;
+            /** @description With `maxPoints`, when downsampled: the stretches of equal length the series was split into, each keeping its highest and lowest append. */
+            stretches?: number;
             /** @description The session's trigger line now (tokens). */
             threshold: number;
+            /** @description With `maxPoints`: the points of the whole series (more than `points` holds when it was downsampled). */
+            totalPoints?: number;
             /** @description contextTokens / budget now. */
             utilization: number;
         };
@@ -3406,6 +3412,8 @@ export interface operations {
                 after?: string;
                 /** @description Points per page (default 1000, at most 5000). */
                 limit?: number;
+                /** @description The whole series in one answer (100–20000; not with after or limit), for a chart: a longer series is split into stretches of equal length and each keeps its highest and lowest append, so every peak and dip wider than a stretch stays; every compaction, restore and goal update is kept with the point before it (the peak a compaction cut), as are the first and last points and every move of the budget or trigger line (those can add points beyond maxPoints). Points carry their position in the whole series. */
+                maxPoints?: number;
             };
             header?: never;
             path: {

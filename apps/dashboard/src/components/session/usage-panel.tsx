@@ -1,5 +1,5 @@
 import { formatTimestamp, formatTokens } from '../../lib/session-format';
-import type { UsageChartData } from '../../lib/session-usage';
+import { thinnedCaption, type UsageChartData } from '../../lib/session-usage';
 import styles from './session.module.css';
 import { UsageChart } from './usage-chart';
 
@@ -8,7 +8,7 @@ import { UsageChart } from './usage-chart';
  * summary for screen readers, and the same data is a table one click away. The data attributes
  * say what the chart was fed, so tests compare them with the API.
  */
-export function UsagePanel({ data, truncated }: { data: UsageChartData; truncated: boolean }) {
+export function UsagePanel({ data }: { data: UsageChartData }) {
   const markers = [...data.compactions, ...data.restores].sort((a, b) => a.x - b.x);
   return (
     <section className={`${styles.panel} ${styles.usagePanel}`} aria-labelledby="usage-heading">
@@ -19,6 +19,7 @@ export function UsagePanel({ data, truncated }: { data: UsageChartData; truncate
         className={styles.figure}
         data-testid="usage-chart"
         data-points={data.totalPoints}
+        data-drawn={data.points.length}
         data-appends={data.appends}
         data-goal-updates={data.goalUpdates}
         data-compactions={data.compactions.length}
@@ -35,10 +36,7 @@ export function UsagePanel({ data, truncated }: { data: UsageChartData; truncate
         )}
         <figcaption id="usage-summary" className={styles.figcaption}>
           {data.summary}
-          {data.thinned
-            ? ` ${data.points.length.toLocaleString('en-US')} of ${data.totalPoints.toLocaleString('en-US')} points drawn: each stretch keeps its highest and lowest append, and every compaction and restore.`
-            : ''}
-          {truncated ? ' Only the first 20,000 points are shown.' : ''}
+          {data.thinned ? ` ${thinnedCaption(data)}` : ''}
           {data.totalPoints > 0 && data.compactions.length === 0 ? ' No compactions yet: the context is still the whole history.' : ''}
         </figcaption>
       </figure>

@@ -7,15 +7,14 @@ import { HISTORY_PAGE_SIZE, historyWindow, type HistoryWindow } from '../../../l
 
 type Schemas = components['schemas'];
 
-/** Points the chart reads at most (4 API pages); older ones are left out and the page says so. */
-const MAX_USAGE_POINTS = 20_000;
-const USAGE_PAGE = 5_000;
+/** Points the chart draws at most: the API downsamples a longer series over its whole length (every marker and each stretch's peak and dip kept). */
+export const USAGE_CHART_POINTS = 600;
 export const EVENTS_SHOWN = 50;
 export const SNAPSHOTS_SHOWN = 20;
 
 export interface SessionPageData {
   session: Schemas['SessionDetail'];
-  usage: ApiResult<Schemas['UsageSeries'] & { truncated: boolean }>;
+  usage: ApiResult<Schemas['UsageSeries']>;
   checkpoints: ApiResult<Schemas['CheckpointList']>;
   goal: ApiResult<Schemas['GoalView']>;
   context: ApiResult<Schemas['ContextResponse']>;
@@ -37,20 +36,9 @@ export interface SessionPagePosition {
 
 export type SessionDetailResult = { kind: 'ok'; session: Schemas['SessionDetail'] } | { kind: 'not-found' } | { kind: 'failure'; failure: ApiFailure };
 
-async function loadUsage(client: CompactorClient, id: string): Promise<ApiResult<Schemas['UsageSeries'] & { truncated: boolean }>> {
-  let after: string | undefined;
-  let first: Schemas['UsageSeries'] | undefined;
-  const points: Schemas['UsagePoint'][] = [];
-  do {
-    const page = await apiCall(() =>
-      client.GET('/v1/sessions/{id}/usage', { params: { path: { id }, query: { limit: USAGE_PAGE, ...(after ? { after } : {}) } }, cache: 'no-store' }),
-    );
-    if (!page.ok) return page;
-    first ??= page.data;
-    points.push(...page.data.points);
-    after = page.data.nextCursor ?? undefined;
-  } while (after && points.length < MAX_USAGE_POINTS);
-  return { ok: true, data: { ...first, points, nextCursor: after ?? null, truncated: Boolean(after) } };
+/** The whole usage series in one read, downsampled by the API when it is longer than the chart draws. */
+function loadUsage(client: CompactorClient, id: string): Promise<ApiResult<Schemas['UsageSeries']>> {
+  return apiCall(() => client.GET('/v1/sessions/{id}/usage', { params: { path: { id }, query: { maxPoints: USAGE_CHART_POINTS } }, cache: 'no-store' }));
 }
 
 /**

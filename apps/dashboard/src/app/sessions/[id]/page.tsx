@@ -214,7 +214,7 @@ async function SessionSections({ client, session: detail, position }: { client: 
       </div>
 
       <div className={styles.grid}>
-        {chart && usage.ok ? <UsagePanel data={chart} truncated={usage.data.truncated} /> : <SectionError title="Token usage over time" message={usage.ok ? '' : usage.failure.message} />}
+        {chart && usage.ok ? <UsagePanel data={chart} /> : <SectionError title="Token usage over time" message={usage.ok ? '' : usage.failure.message} />}
         <ReliabilityPanel badge={reliabilityBadge(session.reliability)} compactions={session.compactions} />
       </div>
 
