@@ -16,7 +16,7 @@ import {
   startWorkerFor,
 } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
@@ -354,20 +354,44 @@ describe('Codex CLI through the proxy', () => {
   const WINDOW = 60_000;
   const TOOL_TURNS = 12;
   const FINAL = 'All twelve parts are read: the totals match.';
+  /**
+   * Codex's model catalog (0.171: `apply_patch_tool_type: "freeform"` for gpt-5.5 and later) makes apply_patch a custom
+   * tool (`type: "custom"`, a Lark grammar) for this model: its calls are `custom_tool_call` items and their results
+   * `custom_tool_call_output` items. gpt-5-codex and gpt-5 get no apply_patch tool at all from this version.
+   */
+  const MODEL = 'gpt-5.5';
+  /** After these cat turns the fake calls apply_patch once: one pair early (summarized by the first checkpoint), one late. */
+  const PATCH_AFTER = new Map([
+    [1, 'notes/early.txt'],
+    [9, 'notes/late.txt'],
+  ]);
+  const patchOf = (file: string) => `*** Begin Patch\n*** Add File: ${file}\n+checked ${file}\n*** End Patch\n`;
+  const patchId = (file: string) => `call_codex_patch_${path.basename(file, '.txt')}`;
 
-  it('runs codex exec with scripted shell calls to the final answer; the checkpoint is in every forwarded input after the first compaction, nothing forks, the history is exact', async () => {
+  it('runs codex exec with scripted shell calls and freeform apply_patch calls to the final answer; the checkpoint is in every forwarded input after the first compaction, custom tool calls stay paired, nothing forks, the history is exact', async () => {
     const session = uid('codex-cli');
     const work = mkdtempSync(path.join(tmpdir(), 'compactor-codex-work-'));
     try {
       mkdirSync(path.join(work, 'data'));
-      const markers = Array.from({ length: TOOL_TURNS }, (_, k) => `CODEX-PART-${String(k).padStart(2, '0')}-MARKER`);
-      markers.forEach((marker, k) => writeFileSync(path.join(work, 'data', `part-${String(k).padStart(2, '0')}.txt`), `${bigText(marker, 8_000)}\n`));
+      const catMarkers = Array.from({ length: TOOL_TURNS }, (_, k) => `CODEX-PART-${String(k).padStart(2, '0')}-MARKER`);
+      catMarkers.forEach((marker, k) => writeFileSync(path.join(work, 'data', `part-${String(k).padStart(2, '0')}.txt`), `${bigText(marker, 8_000)}\n`));
       const call = (k: number): FakeLlmToolCall => ({ id: `call_codex_${String(k).padStart(2, '0')}`, name: 'exec_command', input: { cmd: `cat data/part-${String(k).padStart(2, '0')}.txt` } });
-      const turns: FakeLlmStep[] = [...Array.from({ length: TOOL_TURNS }, (_, k) => ({ text: k === 0 ? 'Reading the parts one by one.' : '', toolCalls: [call(k)] })), { text: FINAL }];
+      const turns: FakeLlmStep[] = [];
+      // What each turn's result must hold: a cat's marker, or the file apply_patch added (Codex names it in its output).
+      const markers: string[] = [];
+      for (let k = 0; k < TOOL_TURNS; k++) {
+        turns.push({ text: k === 0 ? 'Reading the parts one by one.' : '', toolCalls: [call(k)] });
+        markers.push(catMarkers[k]);
+        const file = PATCH_AFTER.get(k);
+        if (file === undefined) continue;
+        turns.push({ text: '', toolCalls: [{ id: patchId(file), name: 'apply_patch', input: patchOf(file), custom: true }] });
+        markers.push(file);
+      }
+      turns.push({ text: FINAL });
       const notes: string[] = [];
       const loopHeader = `codex-${session}`;
       const run = fake.toolLoop({ match: (r) => r.headers['x-test-loop'] === loopHeader, turns: paced(session, turns, notes) });
-      await http().post('/v1/sessions').set(auth()).send({ id: session, model: 'gpt-5-codex', contextWindow: WINDOW, policy: 'factor3' }).expect(201);
+      await http().post('/v1/sessions').set(auth()).send({ id: session, model: MODEL, contextWindow: WINDOW, policy: 'factor3' }).expect(201);
       const relay = await startRecordingRelay(`${base}/v1/proxy/openai/v1`);
       const before = fake.requests.length;
       let cli;
@@ -377,6 +401,7 @@ describe('Codex CLI through the proxy', () => {
           cwd: work,
           prompt: `Read every file in ./data one at a time with cat and report whether the totals match.`,
           headers: { 'X-Compactor-Key': key, 'X-Compactor-Session': session, 'X-Test-Loop': loopHeader },
+          model: MODEL,
           timeoutMs: 150_000,
         });
       } finally {
@@ -400,7 +425,31 @@ describe('Codex CLI through the proxy', () => {
       });
       // Only the proxied Responses route: its own network features are off.
       expect(relay.exchanges.filter((e) => !e.url.startsWith('/responses')).map((e) => `${e.method} ${e.url}`)).toEqual([]);
+      // Codex offered apply_patch as a freeform tool, ran both scripted patches, and sent their custom_tool_call_output items.
+      expect((proxied[0]?.body as { tools?: Array<{ type: string; name?: string }> }).tools?.filter((t) => t.name === 'apply_patch').map((t) => t.type)).toEqual(['custom']);
+      for (const file of PATCH_AFTER.values()) expect(readFileSync(path.join(work, file), 'utf8')).toBe(`checked ${file}\n`);
       await expectCompactedLoop(outcome, markers, { checkpoints: true });
+
+      // Every forwarded input holds a custom call and its output together, the output after the call, or neither; each
+      // pair reached the upstream as Codex sent it, and the early one left the context with the first compaction (together).
+      type Item = { type?: string; call_id?: string; input?: string; name?: string };
+      const customPairs = forwarded.map((r) => {
+        const items = ((r.body as { input?: Item[] }).input ?? []).filter((i) => i.type === 'custom_tool_call' || i.type === 'custom_tool_call_output');
+        return [...new Set(items.map((i) => i.call_id))].map((id) => {
+          const callAt = items.findIndex((i) => i.type === 'custom_tool_call' && i.call_id === id);
+          const outputAt = items.findIndex((i) => i.type === 'custom_tool_call_output' && i.call_id === id);
+          return { id, paired: callAt >= 0 && outputAt > callAt, input: items[callAt]?.input };
+        });
+      });
+      expect(customPairs.flat().filter((p) => !p.paired)).toEqual([]);
+      for (const file of PATCH_AFTER.values()) {
+        expect(customPairs.some((pairs) => pairs.some((p) => p.id === patchId(file) && p.input === patchOf(file)))).toBe(true);
+      }
+      const firstCompacted = observed.findIndex((o) => o.version >= 1);
+      const early = patchId(PATCH_AFTER.get(1)!);
+      const late = patchId(PATCH_AFTER.get(9)!);
+      expect(customPairs.findIndex((pairs) => pairs.some((p) => p.id === late))).toBeGreaterThan(firstCompacted);
+      expect(customPairs.slice(firstCompacted).every((pairs) => pairs.every((p) => p.id !== early))).toBe(true);
 
       // The history is exactly what was appended: the first request's items, then each answer's output items and the
       // items the next request added (the tool outputs), whatever the forwarded context held meanwhile.

@@ -304,6 +304,24 @@ describe('tool calls, thinking and the bytes sent', () => {
     }
     expect(fake.requests[1].responseBody).toBe(JSON.stringify(whole));
   });
+
+  it('OpenAI Responses: a function_call and a custom_tool_call (a freeform tool), streamed and not, as the SDK assembles them', async () => {
+    const client = new OpenAI({ apiKey: 'sk-x', baseURL: fake.openaiBaseUrl, maxRetries: 0 });
+    const patch = '*** Begin Patch\n*** Add File: notes.txt\n+checked\n*** End Patch\n';
+    const turn = { text: '', toolCalls: [calls[0], { id: 'call_patch_1', name: 'apply_patch', input: patch, custom: true as const }] };
+    fake.script([turn, turn]);
+    const params = { model: 'gpt-5.5', input: 'read it, then note it' };
+    const streamed = await client.responses.stream(params).finalResponse();
+    const whole = await client.responses.create(params);
+    for (const response of [streamed, whole]) {
+      expect(response.output).toEqual([
+        expect.objectContaining({ type: 'function_call', status: 'completed', arguments: '{"path":"src/a.ts"}', call_id: 'toolu_read_1', name: 'read_file' }),
+        expect.objectContaining({ type: 'custom_tool_call', status: 'completed', call_id: 'call_patch_1', name: 'apply_patch', input: patch }),
+      ]);
+    }
+    const events = (fake.requests[0].responseBody ?? '').split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as { type: string; delta?: string });
+    expect(events.filter((e) => e.type === 'response.custom_tool_call_input.delta').map((e) => e.delta).join('')).toBe(patch);
+  });
 });
 
 describe('tool loops', () => {

@@ -5,7 +5,8 @@ import type { FakeLlmRequest, FakeLlmUsage } from './types';
 /**
  * OpenAI Responses: `POST /v1/responses`, streamed as `response.*` server-sent events (`response.created`,
  * `response.output_item.added`/`done`, `response.output_text.delta`, `response.function_call_arguments.delta`, …,
- * `response.completed` with the whole response). Tool calls are `function_call` items, thinking a `reasoning` item whose
+ * `response.completed` with the whole response). Tool calls are `function_call` items (`custom_tool_call` items for a call
+ * scripted `custom: true`, whose input streams as `response.custom_tool_call_input.delta`), thinking a `reasoning` item whose
  * `encrypted_content` is the scripted signature (as with `store: false` and `include: ['reasoning.encrypted_content']`).
  */
 
@@ -32,7 +33,11 @@ function outputItems(text: string, index: number, extra: AnswerExtras): { reason
     ...(text !== '' || calls.length === 0
       ? { message: { id: `msg_fake_${index}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] } }
       : {}),
-    calls: calls.map((c, k) => ({ id: `fc_fake_${index}_${k}`, type: 'function_call', status: 'completed', arguments: JSON.stringify(c.input), call_id: c.id, name: c.name })),
+    calls: calls.map((c, k) =>
+      c.custom
+        ? { id: `ctc_fake_${index}_${k}`, type: 'custom_tool_call', status: 'completed', call_id: c.id, name: c.name, input: typeof c.input === 'string' ? c.input : JSON.stringify(c.input) }
+        : { id: `fc_fake_${index}_${k}`, type: 'function_call', status: 'completed', arguments: JSON.stringify(c.input), call_id: c.id, name: c.name },
+    ),
   };
 }
 
@@ -94,6 +99,18 @@ function streamFrames(plan: StreamPlan): StreamFrames {
     const at = output.length;
     output.push(call);
     const input = plan.extras?.toolCalls?.[k]?.input;
+    if (call.type === 'custom_tool_call') {
+      // A freeform tool's input streams as `response.custom_tool_call_input.delta` events, the raw text cut in two.
+      const text = call.input as string;
+      const cut = Math.floor(text.length / 2);
+      tail.push(
+        event({ type: 'response.output_item.added', output_index: at, item: { ...call, status: 'in_progress', input: '' } }),
+        ...(cut > 0 ? [text.slice(0, cut), text.slice(cut)] : [text]).map((delta) => event({ type: 'response.custom_tool_call_input.delta', item_id: call.id, output_index: at, delta })),
+        event({ type: 'response.custom_tool_call_input.done', item_id: call.id, output_index: at, input: text }),
+        event({ type: 'response.output_item.done', output_index: at, item: call }),
+      );
+      continue;
+    }
     tail.push(
       event({ type: 'response.output_item.added', output_index: at, item: { ...call, status: 'in_progress', arguments: '' } }),
       ...argumentPieces(input).map((delta) => event({ type: 'response.function_call_arguments.delta', item_id: call.id, output_index: at, delta })),

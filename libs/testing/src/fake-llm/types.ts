@@ -56,6 +56,11 @@ export interface FakeLlmToolCall {
   id: string;
   name: string;
   input: unknown;
+  /**
+   * Responses only: a `custom_tool_call` item (a freeform tool, such as Codex's `apply_patch` on models whose catalog entry
+   * says `apply_patch_tool_type: "freeform"`), whose `input` is the string as sent, instead of a `function_call`.
+   */
+  custom?: true;
 }
 
 /**
