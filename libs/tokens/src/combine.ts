@@ -1,4 +1,4 @@
-import { estimateImageTokens } from './images';
+import { estimateImageTokens, ImageDetail } from './images';
 import { ModelSpec } from './types';
 
 /** Opaque provider blocks are estimated from their JSON at one token per 3 characters (o200k averages ~4). */
@@ -7,7 +7,8 @@ export const OPAQUE_CHARS_PER_TOKEN = 3;
 export interface CountableParts {
   /** Raw counts in `spec.encoding` of the message's texts (from `TokenCountPool.count` or `countTextSync`). */
   textTokens: number[];
-  images: Array<{ width?: number; height?: number }>;
+  /** Pixel size when known; `detail` as an OpenAI image part gives it. */
+  images: Array<{ width?: number; height?: number; detail?: ImageDetail }>;
   /** `JSON.stringify` of each opaque block. */
   opaqueJson: string[];
 }
@@ -24,7 +25,7 @@ export function combineCounts(parts: CountableParts, spec: ModelSpec): number {
   let base = spec.messageOverhead;
   for (const tokens of parts.textTokens) base += tokens;
   let other = 0;
-  for (const image of parts.images) other += estimateImageTokens(image.width, image.height, spec);
+  for (const image of parts.images) other += estimateImageTokens(image.width, image.height, spec, image.detail);
   for (const json of parts.opaqueJson) other += Math.ceil(json.length / OPAQUE_CHARS_PER_TOKEN);
   const total = spec.accuracy === 'exact' ? base + other : (base * spec.multiplier + other) * (1 + spec.margin);
   // Rounding guard: 100 × 1.1 is 110.00000000000001 in floating point.

@@ -98,9 +98,11 @@ describe('combineCounts', () => {
   it('adds images by provider formula and opaque blocks at one token per 3 chars, with the margin only', () => {
     const exact = resolveModel('gpt-4o').spec;
     const opaque = JSON.stringify({ type: 'document', source: { data: 'x'.repeat(280) } });
-    expect(combineCounts({ textTokens: [], images: [{ width: 1024, height: 1024 }, {}], opaqueJson: [opaque] }, exact)).toBe(
-      4 + 765 + DEFAULT_IMAGE_TOKENS + Math.ceil(opaque.length / 3),
+    // An OpenAI image of unknown size counts as the largest its model bills (8 tiles); detail low as the base tokens.
+    expect(combineCounts({ textTokens: [], images: [{ width: 1024, height: 1024 }, {}, { detail: 'low' }], opaqueJson: [opaque] }, exact)).toBe(
+      4 + 765 + (85 + 8 * 170) + 85 + Math.ceil(opaque.length / 3),
     );
+    expect(combineCounts({ textTokens: [], images: [{}], opaqueJson: [] }, resolveModel('claude-sonnet-4-5').spec)).toBeGreaterThanOrEqual(DEFAULT_IMAGE_TOKENS);
     const approx = spec({ provider: 'anthropic', accuracy: 'approx', multiplier: 1.2, margin: 0.1, messageOverhead: 4 });
     // (6 × 1.2 + 54) × 1.1 = 67.32 → 68: the 200×200 image is already in model tokens
     expect(combineCounts({ textTokens: [2], images: [{ width: 200, height: 200 }], opaqueJson: [] }, approx)).toBe(68);

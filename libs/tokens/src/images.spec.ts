@@ -141,8 +141,67 @@ describe('estimateImageTokens', () => {
     expect(estimateImageTokens(1000, 1000, gemini)).toBe(1032);
   });
 
-  it('falls back to the conservative default when dimensions are unknown or invalid', () => {
-    for (const spec of [gpt4o, claude, gemini, llama]) {
+  describe("OpenAI, by model family as OpenAI's vision guide documents it", () => {
+    const model = (id: string) => resolveModel(id).spec;
+
+    it('tiles: detail low costs the base tokens, high (and auto, or none) the base plus each 512-px tile', () => {
+      // [model, base, tile]; a 1024×1024 image is 4 tiles, 2048×4096 is 6 (768×1536 after scaling).
+      const families: Array<[string, number, number]> = [
+        ['gpt-4o', 85, 170],
+        ['gpt-4.1', 85, 170],
+        ['gpt-4.5-preview', 85, 170],
+        ['gpt-5', 70, 140],
+        ['gpt-5.5', 70, 140],
+        ['gpt-5-chat-latest', 70, 140],
+        ['gpt-4o-mini', 2_833, 5_667],
+        ['o1', 75, 150],
+        ['o3', 75, 150],
+      ];
+      for (const [id, base, tile] of families) {
+        const spec = model(id);
+        expect([id, estimateImageTokens(1024, 1024, spec, 'low')]).toEqual([id, base]);
+        expect([id, estimateImageTokens(1024, 1024, spec, 'high')]).toEqual([id, base + 4 * tile]);
+        expect([id, estimateImageTokens(1024, 1024, spec, 'auto')]).toEqual([id, base + 4 * tile]);
+        expect([id, estimateImageTokens(2048, 4096, spec)]).toEqual([id, base + 6 * tile]);
+        // Size unknown (a URL, a file id): the largest a high-detail image costs, 8 tiles; low needs no size.
+        expect([id, estimateImageTokens(undefined, undefined, spec, 'high')]).toEqual([id, base + 8 * tile]);
+        expect([id, estimateImageTokens(undefined, undefined, spec, 'low')]).toEqual([id, base]);
+      }
+      expect(estimateImageTokens(1024, 1024, model('gpt-4o'))).toBe(765);
+    });
+
+    it('patches: 32-px patches, scaled down to at most 1,536, times the model multiplier; detail does not change it', () => {
+      // The guide's examples: 1024×1024 is 1,024 patches; 1800×2400 scales to 1056×1408, 33 × 44 = 1,452.
+      const models: Array<[string, number]> = [
+        ['gpt-4.1-mini', 1.62],
+        ['gpt-4.1-nano', 2.46],
+        ['gpt-5-mini', 1.62],
+        ['gpt-5.4-mini', 1.62],
+        ['gpt-5-nano', 2.46],
+        ['o4-mini', 1.72],
+      ];
+      for (const [id, multiplier] of models) {
+        const spec = model(id);
+        expect([id, estimateImageTokens(1024, 1024, spec)]).toEqual([id, Math.ceil(1024 * multiplier)]);
+        expect([id, estimateImageTokens(1024, 1024, spec, 'low')]).toEqual([id, Math.ceil(1024 * multiplier)]);
+        expect([id, estimateImageTokens(1800, 2400, spec)]).toEqual([id, Math.ceil(1452 * multiplier)]);
+        expect([id, estimateImageTokens(100, 50, spec)]).toEqual([id, Math.ceil(4 * 2 * multiplier)]);
+        expect([id, estimateImageTokens(undefined, undefined, spec)]).toEqual([id, Math.ceil(1536 * multiplier)]);
+      }
+      expect(estimateImageTokens(1800, 2400, model('gpt-4.1-mini'))).toBe(2353);
+    });
+
+    it('patches never exceed 1,536 before the multiplier, whatever the aspect ratio', () => {
+      const spec = model('gpt-4.1-mini');
+      for (const [w, h] of [[20_000, 20], [4_000, 3_000], [1_537 * 32, 32], [33, 9_999], [1_000, 1_000]]) {
+        const tokens = estimateImageTokens(w, h, spec);
+        expect([w, h, tokens <= Math.ceil(1536 * 1.62), tokens > 0]).toEqual([w, h, true, true]);
+      }
+    });
+  });
+
+  it('falls back to the conservative default when dimensions are unknown or invalid (providers other than OpenAI)', () => {
+    for (const spec of [claude, gemini, llama]) {
       expect(estimateImageTokens(undefined, 100, spec)).toBe(DEFAULT_IMAGE_TOKENS);
       expect(estimateImageTokens(0, 0, spec)).toBe(DEFAULT_IMAGE_TOKENS);
       expect(estimateImageTokens(Number.NaN, 10, spec)).toBe(DEFAULT_IMAGE_TOKENS);

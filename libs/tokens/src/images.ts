@@ -21,20 +21,70 @@ function anthropicImageTokens(width: number, height: number): number {
   return Math.min(tokens, DEFAULT_IMAGE_TOKENS);
 }
 
+/** An OpenAI image part's `detail` (Chat Completions `image_url.detail`, Responses `input_image.detail`). */
+export type ImageDetail = 'low' | 'high' | 'auto';
+
 /**
- * OpenAI high detail (the default when `detail` is auto for big images): fit in 2048×2048,
- * scale the shortest side down to 768, then 85 + 170 per 512-px tile. The mini models bill
- * images at a multiple of that; the proxy's recalibration absorbs it.
+ * How an OpenAI model bills an image, as OpenAI's vision guide ("Calculating costs") documents it:
+ * - tiles (GPT-4o, GPT-4.1, GPT-4.5, GPT-5, o1, o3): `detail: "low"` costs the base tokens; otherwise the image is fit
+ *   in 2048×2048, its shortest side scaled down to 768, and each 512-px tile costs the tile tokens on top of the base;
+ * - patches (GPT-5 mini and nano, GPT-4.1 mini and nano, o4-mini): the 32-px patches that cover the image, scaled down
+ *   to at most 1,536 of them, times the model's multiplier; `detail` does not change it.
+ * `detail: "auto"` (or none) lets the model choose: estimated as high, the larger.
  */
-function openaiImageTokens(width: number, height: number): number {
+type OpenAIImageBilling = { kind: 'tiles'; base: number; tile: number } | { kind: 'patches'; multiplier: number };
+
+const TILES_DEFAULT: OpenAIImageBilling = { kind: 'tiles', base: 85, tile: 170 };
+
+export function openaiImageBilling(spec: ModelSpec): OpenAIImageBilling {
+  const id = spec.id.toLowerCase();
+  if (id.startsWith('o4-mini')) return { kind: 'patches', multiplier: 1.72 };
+  if (spec.family === 'gpt-5' || spec.family === 'gpt-4.1') {
+    // gpt-5-mini, gpt-5.4-mini, gpt-4.1-mini …; a mini or nano of a later GPT-5 release is billed as its family's.
+    if (id.includes('-nano')) return { kind: 'patches', multiplier: 2.46 };
+    if (id.includes('-mini')) return { kind: 'patches', multiplier: 1.62 };
+  }
+  if (id.startsWith('gpt-4o-mini')) return { kind: 'tiles', base: 2_833, tile: 5_667 };
+  if (spec.family === 'gpt-5') return { kind: 'tiles', base: 70, tile: 140 };
+  if (spec.family === 'o1' || spec.family === 'o3') return { kind: 'tiles', base: 75, tile: 150 };
+  return TILES_DEFAULT;
+}
+
+const PATCH = 32;
+const MAX_PATCHES = 1_536;
+/** The most 512-px tiles a high-detail image can have (768 × 2048 after scaling). */
+const MAX_TILES = 8;
+
+function openaiTiles(width: number, height: number): number {
   const fit = Math.min(1, 2_048 / Math.max(width, height));
   let w = width * fit;
   let h = height * fit;
   const shortest = Math.min(1, 768 / Math.min(w, h));
   w *= shortest;
   h *= shortest;
-  const tiles = Math.ceil(w / 512) * Math.ceil(h / 512);
-  return 85 + 170 * tiles;
+  return Math.ceil(w / 512) * Math.ceil(h / 512);
+}
+
+/**
+ * 32-px patches covering the image, scaled down (to whole patches on its tighter side) to at most 1,536. A side thinner
+ * than one patch after scaling keeps one patch (the guide's formula would scale a 49,184×32 image to nothing).
+ */
+function openaiPatches(width: number, height: number): number {
+  const raw = Math.ceil(width / PATCH) * Math.ceil(height / PATCH);
+  if (raw <= MAX_PATCHES) return raw;
+  let r = Math.sqrt((PATCH * PATCH * MAX_PATCHES) / (width * height));
+  const whole = (side: number) => Math.max(1, Math.floor((side * r) / PATCH)) / ((side * r) / PATCH);
+  r *= Math.min(whole(width), whole(height));
+  return Math.max(1, Math.min(MAX_PATCHES, Math.ceil((width * r) / PATCH) * Math.ceil((height * r) / PATCH)));
+}
+
+function openaiImageTokens(width: number | undefined, height: number | undefined, spec: ModelSpec, detail: ImageDetail | undefined): number {
+  const billing = openaiImageBilling(spec);
+  const known = validDimension(width) && validDimension(height);
+  if (billing.kind === 'patches') return Math.ceil((known ? openaiPatches(width, height) : MAX_PATCHES) * billing.multiplier);
+  if (detail === 'low') return billing.base;
+  // Unknown size (a URL, a file id, an unreadable header): the largest a high-detail image can cost.
+  return billing.base + billing.tile * (known ? openaiTiles(width, height) : MAX_TILES);
 }
 
 /** Gemini: 258 tokens for an image up to 384×384, otherwise 258 per 768×768 tile. */
@@ -44,14 +94,15 @@ function geminiImageTokens(width: number, height: number): number {
 }
 
 /**
- * Estimated tokens for one image, by the model's provider; the Anthropic formula serves
- * Ollama and unknown models. Unknown or invalid dimensions → `DEFAULT_IMAGE_TOKENS`.
+ * Estimated tokens for one image, by the model's provider; the Anthropic formula serves Ollama and unknown models.
+ * OpenAI models follow their family's documented billing and the part's `detail` (see openaiImageBilling); an OpenAI
+ * image of unknown size counts as the largest its model bills. Other providers: unknown or invalid dimensions →
+ * `DEFAULT_IMAGE_TOKENS`.
  */
-export function estimateImageTokens(width: number | undefined, height: number | undefined, spec: ModelSpec): number {
+export function estimateImageTokens(width: number | undefined, height: number | undefined, spec: ModelSpec, detail?: ImageDetail): number {
+  if (spec.provider === 'openai') return openaiImageTokens(width, height, spec, detail);
   if (!validDimension(width) || !validDimension(height)) return DEFAULT_IMAGE_TOKENS;
   switch (spec.provider) {
-    case 'openai':
-      return openaiImageTokens(width, height);
     case 'gemini':
       return geminiImageTokens(width, height);
     case 'anthropic':

@@ -4,4 +4,5 @@ export { DEFAULT_MODEL_SPEC, MODEL_CATALOG, resolveModel } from './model-catalog
 export { countTextSync } from './encoders';
 export { TokenCountPool } from './token-count-pool';
 export { combineCounts, recalibratedMultiplier } from './combine';
-export { estimateImageTokens, readImageSize } from './images';
+export { estimateImageTokens, openaiImageBilling, readImageSize } from './images';
+export type { ImageDetail } from './images';
