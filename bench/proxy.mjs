@@ -250,7 +250,9 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
       (stagesOf[format][name] ??= []).push(Number(dur));
     }
   };
+  /** Messages sent per request (Responses: input items, counted apart). */
   let sizes = { min: Infinity, max: 0 };
+  let itemSizes = { min: Infinity, max: 0 };
 
   for (const format of ['anthropic', 'openai', 'responses']) {
     for (let s = 0; s < SESSIONS + 1; s += 1) {
@@ -273,7 +275,8 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
       for (let t = 0; t < TURNS_PER_SESSION; t += 1) {
         const stream = t % 2 === 1;
         messages.push({ role: 'user', content: `Step ${t}: ${'check the next failing test and report. '.repeat(3)}` });
-        sizes = { min: Math.min(sizes.min, messages.length), max: Math.max(sizes.max, messages.length) };
+        if (format === 'responses') itemSizes = { min: Math.min(itemSizes.min, messages.length), max: Math.max(itemSizes.max, messages.length) };
+        else sizes = { min: Math.min(sizes.min, messages.length), max: Math.max(sizes.max, messages.length) };
         const payload = body(stream);
         // Interleaved, direct first and proxy first in turn, so drift on this noisy machine hits both alike.
         const viaProxy = () => post(proxyUrl(format), headers, payload);
@@ -322,7 +325,8 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
     'these numbers). The API and a worker against PostgreSQL and Redis here; the upstream is an in-process HTTP',
     'server that answers at once, called directly and through the proxy in the same run, request by request in turn.',
     `Each session holds ${SESSION_MESSAGES} generated coding-agent messages (tool output ≈ 80% of the tokens) when measuring starts and grows`,
-    `by its turns (${sizes.min}–${sizes.max} messages sent per request); ${SESSIONS} sessions per provider shape, ${TURNS_PER_SESSION} turns each,`,
+    `by its turns (${sizes.min}–${sizes.max} messages sent per request; a Responses session is an OpenAI one as ${itemSizes.min}–${itemSizes.max} \`input\` items);`,
+    `${SESSIONS} sessions per provider shape, ${TURNS_PER_SESSION} turns each,`,
     `${THINK_MS} ms between turns as an agent's tool run (the answer is recorded then, after the response).`,
     '',
     '| request | n | direct p50 | proxy p50 | added p50 | median of per-request differences | proxy work before forwarding (Server-Timing) p50 | direct p99 | proxy p99 | added p99 |',
@@ -332,6 +336,7 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
     ),
     '',
     `Target: ≤ ${target} ms added at p50 for a 200-message session: **${met ? 'met' : 'missed'}** (non-streamed).`,
+    ...ratios(rows),
     `The proxy's own work before forwarding, by stage (Server-Timing, p50 over all measured requests): ${Object.entries(stages)
       .filter(([name]) => name !== 'compactor')
       .map(([name, v]) => `${name} ${fmt(median(v))} ms`)
@@ -339,12 +344,14 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
     `By shape (p50, ms): ${Object.entries(stagesOf)
       .map(([format, byName]) => `${format}: ${Object.entries(byName).filter(([name]) => name !== 'compactor').map(([name, v]) => `${name} ${fmt(median(v))}`).join(', ')}; in all ${fmt(median(byName.compactor ?? []))}`)
       .join(' — ')}.`,
-    '`read`: the body\'s JSON without its messages, whose byte ranges are found in one pass; `auth`: the Compactor key (one',
+    '`read`: the body\'s JSON without its messages, whose byte ranges are found in one pass (a Responses request\'s `input` items',
+    'are parsed one by one, except those whose bytes are unchanged since the conversation\'s previous request); `auth`: the Compactor key (one',
     'query, overlapping `read`); `compare`: keys of the messages whose bytes changed since the conversation\'s previous request',
     '(the rest are recognised by their unchanged bytes); `history`: the session row, the stored history\'s keys (cached per',
     'process), the block-by-block comparison and the check of the new messages, whose append then runs while the request is',
-    'forwarded; `context`: the context (cached per process, new rows fetched) fitted to the budget; `body`: serializing the',
-    'forwarded body. The rest of the added time is the extra HTTP hop with a body of a few hundred kilobytes each way (the',
+    'forwarded; `context`: the context (cached per process, new rows fetched) fitted to the budget; `body`: the forwarded body,',
+    'copied from each context message\'s JSON (kept as bytes while the message stays in the context) and the request\'s own bytes',
+    'outside its conversation. The rest of the added time is the extra HTTP hop with a body of a few hundred kilobytes each way (the',
     'client to the proxy, the proxy to the upstream) and the scheduling of four processes (client, API, worker, PostgreSQL) on',
     'this machine\'s cores. The time to first byte of a streamed answer adds the same: everything happens before the request',
     'goes upstream, and the stream is piped byte for byte.',
@@ -354,6 +361,23 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
     ...sideBySide(rows, firstRequest, claudeLoop),
   ];
   return lines.join('\n');
+}
+
+/** The Responses rows against the Chat Completions and Anthropic rows of the same run (issue #17: the same targets). */
+function ratios(rows) {
+  const row = (name) => rows.find((r) => r.name === name);
+  const out = [];
+  for (const kind of ['non-streamed: whole answer', 'streamed: time to first byte']) {
+    const responses = row(`responses ${kind}`);
+    const openai = row(`openai ${kind}`);
+    const anthropic = row(`anthropic ${kind}`);
+    if (!responses || !openai || !anthropic) continue;
+    const ratio = (a, b) => `${fmt(a / b, 2)}×`;
+    out.push(
+      `Responses, ${kind}, side by side in this run: added p50 ${fmt(responses.added50)} ms, ${ratio(responses.added50, openai.added50)} Chat Completions' ${fmt(openai.added50)} ms and ${ratio(responses.added50, anthropic.added50)} Anthropic's ${fmt(anthropic.added50)} ms; proxy work ${fmt(responses.work50)} ms, ${ratio(responses.work50, openai.work50)} and ${ratio(responses.work50, anthropic.work50)}.`,
+    );
+  }
+  return out;
 }
 
 /** The three issue #19 targets in one table: a first request of 100 messages, a continuing session, prompt-cache prefix reuse. */
