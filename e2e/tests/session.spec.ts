@@ -157,6 +157,8 @@ test('a compacted session: usage chart, reliability, checkpoints, goal, and the 
   await expect(page.locator(`[data-testid="history-message"][data-seq="${diff.messages.summarized[0].seq}"]`)).toHaveAttribute('data-status', 'summarized');
   await expect(page.locator('[data-testid="history-message"][data-seq="1"]').locator('[data-protection="system"]')).toBeVisible();
   await page.goto(`/sessions/${id}`);
+  // The page streams: wait for the chart's markers, or the screenshot can catch the loading skeleton.
+  await expect(chart(page).locator('svg [data-marker="compaction"]')).toHaveCount(n);
   await screenshot(page, 'session');
 
   // Narrow: no horizontal scroll; the context column sits above the history column.

@@ -16,7 +16,7 @@ export function ReadinessPanel({ readiness }: { readiness: Readiness }) {
   const dependencies = readiness.state === 'ready' || readiness.state === 'not_ready' ? readiness.dependencies : [];
 
   return (
-    <section className="panel" aria-labelledby="readiness-heading">
+    <section className="card panel" aria-labelledby="readiness-heading">
       <header className="panel-header">
         <h2 id="readiness-heading">API readiness</h2>
         <code className="muted">{readiness.apiUrl}/health/ready</code>

@@ -63,7 +63,7 @@ export default async function SettingsPage() {
       <LimitsSection caller={caller} tenant={tenant} />
       <AuditSection caller={caller} audit={audit} />
       <PresetsSection status={status} />
-      <section className="panel" aria-labelledby="connection-heading">
+      <section className="card panel" aria-labelledby="connection-heading">
         <h2 id="connection-heading">Connection</h2>
         <dl className="facts">
           <dt>API base URL</dt>

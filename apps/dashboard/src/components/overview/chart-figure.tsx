@@ -29,7 +29,7 @@ export function ChartFigure({
   children: ReactNode;
 }) {
   return (
-    <figure className={`${styles.figure} ${wide ? styles.wide : ''}`} aria-labelledby={`${id}-title`} aria-describedby={`${id}-summary`} data-testid={id}>
+    <figure className={`card ${styles.figure} ${wide ? styles.wide : ''}`} aria-labelledby={`${id}-title`} aria-describedby={`${id}-summary`} data-testid={id}>
       <figcaption className={styles.caption}>
         <h2 id={`${id}-title`} className={styles.figureTitle}>
           {title}
@@ -42,7 +42,7 @@ export function ChartFigure({
       <details className={styles.dataDetails}>
         <summary>Data table</summary>
         <div className={styles.dataTableWrap}>
-          <table className={styles.dataTable} aria-label={`${title}: data`}>
+          <table className={`data-table ${styles.dataTable}`} aria-label={`${title}: data`}>
             <thead>
               <tr>
                 {columns.map((c) => (

@@ -37,7 +37,7 @@ export function RangePicker({ days }: { days: RangeDays }) {
 
 function Figure({ id, label, value, detail }: { id: string; label: string; value: string; detail: string }) {
   return (
-    <div className={styles.stat} data-testid={`stat-${id}`}>
+    <div className={`card ${styles.stat}`} data-testid={`stat-${id}`}>
       <dt>{label}</dt>
       <dd className={styles.statValue} data-testid={`stat-${id}-value`}>
         {value}
@@ -54,7 +54,7 @@ export function KeyFigures({ summary, days }: { summary: AnalyticsSummary; days:
   const q = summary.queueDepth;
   return (
     <section aria-labelledby="figures-heading">
-      <h2 id="figures-heading" className={styles.srOnly}>
+      <h2 id="figures-heading" className="visually-hidden">
         Key figures, last {days} days
       </h2>
       <dl className={styles.stats}>
@@ -89,7 +89,7 @@ export function KeyFigures({ summary, days }: { summary: AnalyticsSummary; days:
 export function OverviewCharts({ summary, days }: { summary: AnalyticsSummary; days: RangeDays }) {
   if (!hasActivity(summary)) {
     return (
-      <section className={styles.empty} aria-labelledby="no-activity" data-testid="overview-empty">
+      <section className={`card empty-state ${styles.empty}`} aria-labelledby="no-activity" data-testid="overview-empty">
         <h2 id="no-activity">No compactions in the last {days} days</h2>
         <p>
           Charts appear once sessions are compacted: append messages with <code>POST /v1/sessions/:id/messages</code>, and a worker compacts a
@@ -167,17 +167,17 @@ export function NearBudgetPanel({ summary, now }: { summary: AnalyticsSummary; n
   const rows = nearBudgetRows(summary.sessionsNearBudget);
   const threshold = formatPercent(summary.sessionsNearBudget.threshold);
   return (
-    <section className={styles.panel} aria-labelledby="near-budget-heading">
+    <section className={`card ${styles.panel}`} aria-labelledby="near-budget-heading">
       <h2 id="near-budget-heading">Sessions near their budget</h2>
       {rows.length === 0 ? (
-        <p className={styles.muted}>No session is at {threshold} of its budget or more.</p>
+        <p className="muted">No session is at {threshold} of its budget or more.</p>
       ) : (
         <>
-          <p className={styles.muted}>
+          <p className="muted">
             {formatInt(summary.sessionsNearBudget.count)} at {threshold} of their budget or more; the fullest first.
           </p>
           <div className="table-wrap">
-            <table className={`data-table ${styles.table}`} aria-label="Sessions near their budget">
+            <table className={`data-table stacked-table ${styles.table}`} aria-label="Sessions near their budget">
               <thead>
                 <tr>
                   <th scope="col">Session</th>
@@ -192,7 +192,7 @@ export function NearBudgetPanel({ summary, now }: { summary: AnalyticsSummary; n
               <tbody>
                 {rows.map((r) => (
                   <tr key={r.id} data-testid="near-budget-row">
-                    <th scope="row" data-label="Session" className={styles.wrapAnywhere}>
+                    <th scope="row" data-label="Session" className="wrap-anywhere">
                       <Link href={r.href}>{r.id}</Link>
                     </th>
                     <td data-label="Model">{r.model}</td>
@@ -224,23 +224,23 @@ export function NearBudgetPanel({ summary, now }: { summary: AnalyticsSummary; n
 export function FailuresPanel({ summary, days }: { summary: AnalyticsSummary; days: RangeDays }) {
   const { total, recent } = summary.failures;
   return (
-    <section className={styles.panel} aria-labelledby="failures-heading">
+    <section className={`card ${styles.panel}`} aria-labelledby="failures-heading">
       <h2 id="failures-heading">Failures</h2>
       {total === 0 ? (
-        <p className={styles.muted}>No compaction failed in the last {days} days.</p>
+        <p className="muted">No compaction failed in the last {days} days.</p>
       ) : (
         <>
-          <p className={styles.muted}>
+          <p className="muted">
             {formatInt(total)} failed compaction{total === 1 ? '' : 's'} in the last {days} days; the latest {recent.length}:
           </p>
           <ul className={styles.failures}>
             {recent.map((f) => (
               <li key={f.jobId} data-testid="failure-row">
                 <span className={styles.failureWhen}>{formatInstant(f.at)}</span>
-                <Link href={`/sessions/${encodeURIComponent(f.sessionId)}`} className={styles.wrapAnywhere}>
+                <Link href={`/sessions/${encodeURIComponent(f.sessionId)}`} className="wrap-anywhere">
                   {f.sessionId}
                 </Link>
-                <span className={styles.muted}>({f.trigger})</span>
+                <span className="muted">({f.trigger})</span>
                 <span className={styles.failureError}>{f.error ?? 'no error recorded'}</span>
               </li>
             ))}

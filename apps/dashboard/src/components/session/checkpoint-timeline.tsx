@@ -8,15 +8,15 @@ import styles from './session.module.css';
  */
 export function CheckpointTimeline({ timeline, messageCount }: { timeline: Timeline; messageCount: number }) {
   return (
-    <section className={styles.panel} aria-labelledby="checkpoints-heading" data-testid="checkpoints" data-total={timeline.total} data-in-context={timeline.inContext}>
+    <section className={`card ${styles.panel}`} aria-labelledby="checkpoints-heading" data-testid="checkpoints" data-total={timeline.total} data-in-context={timeline.inContext}>
       <header className={styles.panelHeader}>
         <h2 id="checkpoints-heading">Checkpoints by level</h2>
-        <span className={styles.muted}>
+        <span className="muted">
           {timeline.total} total · {timeline.inContext} in context
         </span>
       </header>
       {timeline.total === 0 ? (
-        <p className={styles.emptyNote}>No checkpoints yet: nothing has been summarized. A compaction that summarizes writes the first one.</p>
+        <p className="empty-note">No checkpoints yet: nothing has been summarized. A compaction that summarizes writes the first one.</p>
       ) : (
         <>
           <div className={styles.lanes} role="img" aria-label={`Checkpoint timeline over messages 1–${messageCount}. ${timeline.summary}`}>
@@ -41,14 +41,14 @@ export function CheckpointTimeline({ timeline, messageCount }: { timeline: Timel
               <span>message {messageCount}</span>
             </div>
           </div>
-          <p className={styles.srSummary}>{timeline.summary}</p>
+          <p className="visually-hidden">{timeline.summary}</p>
           {timeline.lanes
             .filter((lane) => lane.checkpoints.length > 0)
             .map((lane) => (
               <div key={lane.level} className={styles.levelGroup}>
                 <h3 className={styles.levelHeading}>
                   <span className={styles.levelDot} data-level={lane.level} aria-hidden="true" />
-                  {lane.label} <span className={styles.muted}>· {lane.description}</span>
+                  {lane.label} <span className="muted">· {lane.description}</span>
                 </h3>
                 <ol className={styles.checkpointList}>
                   {lane.checkpoints.map((c) => (

@@ -16,7 +16,7 @@ export function CompactionPreviewBody({ preview }: { preview: CompactionPreview 
   if (preview.kind === 'unavailable') {
     return (
       <div data-testid="compaction-preview" data-state={preview.reason}>
-        <p className={preview.reason === 'skipped' ? styles.emptyNote : styles.warning} role="alert">
+        <p className={preview.reason === 'skipped' ? 'empty-note' : styles.warning} role="alert">
           {preview.message}
         </p>
       </div>
@@ -43,9 +43,9 @@ export function CompactionPreviewBody({ preview }: { preview: CompactionPreview 
       </dl>
 
       <h3 className={styles.previewHeading}>
-        Facts it would drop ({preview.drops.length}){preview.truncated ? <span className={styles.muted}> · the first ones only</span> : null}
+        Facts it would drop ({preview.drops.length}){preview.truncated ? <span className="muted"> · the first ones only</span> : null}
       </h3>
-      {preview.dropsText ? <p className={styles.muted}>{preview.dropsText}.</p> : null}
+      {preview.dropsText ? <p className="muted">{preview.dropsText}.</p> : null}
       <LedgerEntries entries={preview.drops} testId="preview-drops" empty="None: the context would still hold every fact of the part it compacts." />
 
       <details className={styles.details} data-testid="preview-context">
@@ -53,7 +53,7 @@ export function CompactionPreviewBody({ preview }: { preview: CompactionPreview 
           New context: {formatTokens(context.messages)} messages, {formatTokens(context.tokens)} tokens
           {context.checkpoints.length > 0 ? `, ${context.checkpoints.length} ${context.checkpoints.length === 1 ? 'checkpoint' : 'checkpoints'}` : ''}
         </summary>
-        {context.checkpoints.length === 0 ? <p className={styles.emptyNote}>No checkpoints: nothing would be summarized.</p> : null}
+        {context.checkpoints.length === 0 ? <p className="empty-note">No checkpoints: nothing would be summarized.</p> : null}
         {context.checkpoints.map((c, i) => (
           <div key={i} data-testid="preview-checkpoint">
             <h4 className={styles.ledgerHeading}>{c.title}</h4>

@@ -84,19 +84,19 @@ export function ConfirmDialog({
   };
 
   return (
-    <dialog ref={ref} className={wide ? `${styles.dialog} ${styles.dialogWide}` : styles.dialog} aria-labelledby={titleId} aria-describedby={wide ? undefined : bodyId} onKeyDown={trapTab}>
+    <dialog ref={ref} className={wide ? `dialog ${styles.dialogWide}` : 'dialog'} aria-labelledby={titleId} aria-describedby={wide ? undefined : bodyId} onKeyDown={trapTab}>
       <h2 id={titleId} className={styles.dialogTitle}>
         {title}
       </h2>
       <div id={bodyId} className={styles.dialogBody}>
         {children}
       </div>
-      <div className={styles.dialogActions}>
-        <button ref={cancelRef} type="button" className={styles.secondaryButton} onClick={() => ref.current?.close()} disabled={busy}>
+      <div className="dialog-actions">
+        <button ref={cancelRef} type="button" className="button button-secondary" onClick={() => ref.current?.close()} disabled={busy}>
           Cancel
         </button>
         {confirmLabel !== null ? (
-          <button type="button" className={tone === 'danger' ? styles.dangerButton : styles.primaryButton} onClick={onConfirm} disabled={busy || confirmDisabled} aria-busy={busy}>
+          <button type="button" className={tone === 'danger' ? 'button button-danger' : 'button button-primary'} onClick={onConfirm} disabled={busy || confirmDisabled} aria-busy={busy}>
             {busy ? 'Working…' : confirmLabel}
           </button>
         ) : null}

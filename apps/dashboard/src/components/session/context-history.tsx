@@ -215,7 +215,7 @@ function HistoryColumn({ rows, window, sessionHref, messageHref }: { rows: Histo
             <div className={styles.messageHead}>
               <strong className={styles.role}>{r.role}</strong>
               <span className={styles.seq}>#{r.seq}</span>
-              <span className={styles.muted}>{r.tokensText}</span>
+              <span className="muted">{r.tokensText}</span>
               <TreatmentTag treatment={r.status} />
               <Protections reasons={r.protections} />
             </div>
@@ -251,7 +251,7 @@ export function ContextHistory({
 }) {
   const messageHref = (seq: number) => `/api/sessions/${encodeURIComponent(sessionId)}/messages/${seq}`;
   return (
-    <section className={styles.panel} aria-labelledby="context-history-heading" data-testid="context-history">
+    <section className={`card ${styles.panel}`} aria-labelledby="context-history-heading" data-testid="context-history">
       <header className={styles.panelHeader}>
         <h2 id="context-history-heading">Context and history</h2>
       </header>

@@ -4,19 +4,19 @@ import styles from './session.module.css';
 /** Seed 004's goal panel: the goal, its checkpoints ✅ 🔄 ⏳, locked decisions 🔒, constraints, next step. */
 export function GoalPanel({ goal }: { goal: GoalPanelView }) {
   return (
-    <section className={styles.panel} aria-labelledby="goal-heading" data-testid="goal">
+    <section className={`card ${styles.panel}`} aria-labelledby="goal-heading" data-testid="goal">
       <header className={styles.panelHeader}>
         <h2 id="goal-heading">Goal</h2>
-        {goal.meta.length > 0 ? <span className={styles.muted}>{goal.meta.join(' · ')}</span> : null}
+        {goal.meta.length > 0 ? <span className="muted">{goal.meta.join(' · ')}</span> : null}
       </header>
       {goal.empty ? (
-        <p className={styles.emptyNote}>
+        <p className="empty-note">
           No goal recorded. Agents set one with <code>[GOAL]</code>, <code>[CHECKPOINT]</code>, <code>[DECISION] … - LOCKED</code> and <code>[NEXT]</code> markers, or with{' '}
           <code>PUT /v1/sessions/:id/goal</code>.
         </p>
       ) : (
         <div className={styles.goalBody}>
-          <p className={styles.goalText}>{goal.goal ?? <span className={styles.muted}>No goal text yet.</span>}</p>
+          <p className={styles.goalText}>{goal.goal ?? <span className="muted">No goal text yet.</span>}</p>
           {goal.checkpoints.length > 0 ? (
             <>
               <h3 className={styles.subheading}>Checkpoints</h3>

@@ -3,7 +3,7 @@ import styles from './session.module.css';
 
 /** Facts-ledger entries as a list: kind, the entry's text, and the message it was last seen in. */
 export function LedgerEntries({ entries, testId, empty }: { entries: LedgerEntry[]; testId?: string; empty?: string }) {
-  if (entries.length === 0) return empty ? <p className={styles.emptyNote}>{empty}</p> : null;
+  if (entries.length === 0) return empty ? <p className="empty-note">{empty}</p> : null;
   return (
     <ul className={styles.ledgerList} data-testid={testId}>
       {entries.map((e, i) => (
@@ -30,7 +30,7 @@ export function LedgerGroups({ ledger }: { ledger: { kept: number; repaired: num
       {groups.map((g) => (
         <div key={g.key} className={styles.ledgerGroup} data-testid={`ledger-${g.key}`} data-count={g.count}>
           <h4 className={styles.ledgerHeading}>
-            {g.title} ({g.count}){g.entries.length < g.count ? <span className={styles.muted}> · first {g.entries.length} shown</span> : null}
+            {g.title} ({g.count}){g.entries.length < g.count ? <span className="muted"> · first {g.entries.length} shown</span> : null}
           </h4>
           <LedgerEntries entries={g.entries} empty="None." />
         </div>

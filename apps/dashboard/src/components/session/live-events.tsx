@@ -77,7 +77,7 @@ export function LiveEvents({ sessionId, initial, paging = { older: null, newest:
   const running = runningCompaction(events);
 
   return (
-    <section className={styles.panel} aria-labelledby="events-heading" data-testid="events">
+    <section className={`card ${styles.panel}`} aria-labelledby="events-heading" data-testid="events">
       <header className={styles.panelHeader}>
         <h2 id="events-heading">Events</h2>
         <span className={styles.liveState} data-state={state} data-testid="live-state">
@@ -94,7 +94,7 @@ export function LiveEvents({ sessionId, initial, paging = { older: null, newest:
         ) : null}
       </p>
       {events.length === 0 ? (
-        <p className={styles.emptyNote} data-testid="events-empty">
+        <p className="empty-note" data-testid="events-empty">
           No events yet. Compactions, checkpoints and snapshots will show up here as they happen.
         </p>
       ) : (

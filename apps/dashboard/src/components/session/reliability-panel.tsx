@@ -5,14 +5,14 @@ import styles from './session.module.css';
 /** Seed 004's reliability score: the badge, its warning, and the three factors it multiplies. */
 export function ReliabilityPanel({ badge, compactions }: { badge: ReliabilityBadgeView; compactions: number }) {
   return (
-    <section className={`${styles.panel} ${styles.reliabilityPanel}`} aria-labelledby="reliability-heading" data-testid="reliability">
+    <section className={`card ${styles.panel} ${styles.reliabilityPanel}`} aria-labelledby="reliability-heading" data-testid="reliability">
       <header className={styles.panelHeader}>
         <h2 id="reliability-heading">Reliability</h2>
         <ReliabilityBadge badge={badge} />
       </header>
       <p className={styles.score}>
         <span className={styles.scoreNumber}>{badge.score}</span>
-        <span className={styles.muted}> / 100 after {compactions === 1 ? '1 compaction' : `${compactions} compactions`}</span>
+        <span className="muted"> / 100 after {compactions === 1 ? '1 compaction' : `${compactions} compactions`}</span>
       </p>
       {badge.warning ? (
         <div className={styles.warning} role="note" data-testid="reliability-warning">

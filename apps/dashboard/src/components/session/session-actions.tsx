@@ -74,12 +74,12 @@ export function SessionActions({ sessionId, undoJobId }: { sessionId: string; un
   return (
     <div className={styles.actions}>
       <div className={styles.actionButtons}>
-        <button type="button" className={styles.primaryButton} onClick={preview} disabled={pending}>
+        <button type="button" className="button button-primary" onClick={preview} disabled={pending}>
           Compact now
         </button>
         <button
           type="button"
-          className={styles.secondaryButton}
+          className="button button-secondary"
           onClick={() => setDialog('undo')}
           disabled={pending || !undoJobId}
           title={undoJobId ? undefined : 'No compaction to undo yet'}

@@ -41,15 +41,15 @@ export function SnapshotsPanel({ sessionId, snapshots, paging }: { sessionId: st
   const close = useCallback(() => setRestoring(null), []);
 
   return (
-    <section className={styles.panel} aria-labelledby="snapshots-heading" data-testid="snapshots">
+    <section className={`card ${styles.panel}`} aria-labelledby="snapshots-heading" data-testid="snapshots">
       <header className={styles.panelHeader}>
         <h2 id="snapshots-heading">Snapshots</h2>
-        <span className={styles.muted}>{snapshots.length === 0 ? (paging.newest ? 'no older ones' : 'none yet') : `${snapshots.length} ${paging.newest ? 'older' : 'newest'} first`}</span>
+        <span className="muted">{snapshots.length === 0 ? (paging.newest ? 'no older ones' : 'none yet') : `${snapshots.length} ${paging.newest ? 'older' : 'newest'} first`}</span>
       </header>
       <form className={styles.inlineForm} onSubmit={create}>
         <label htmlFor="snapshot-label">Label</label>
         <input id="snapshot-label" value={label} onChange={(e) => setLabel(e.target.value)} maxLength={200} placeholder="e.g. before the refactor" autoComplete="off" />
-        <button type="submit" className={styles.secondaryButton} disabled={pending}>
+        <button type="submit" className="button button-secondary" disabled={pending}>
           Create snapshot
         </button>
       </form>
@@ -57,7 +57,7 @@ export function SnapshotsPanel({ sessionId, snapshots, paging }: { sessionId: st
         {result?.message ?? ''}
       </p>
       {snapshots.length === 0 ? (
-        <p className={styles.emptyNote}>No snapshots yet. One is taken automatically before every compaction and at 80% of the budget.</p>
+        <p className="empty-note">No snapshots yet. One is taken automatically before every compaction and at 80% of the budget.</p>
       ) : (
         <ol className={styles.snapshotList}>
           {snapshots.map((s) => (
@@ -71,7 +71,7 @@ export function SnapshotsPanel({ sessionId, snapshots, paging }: { sessionId: st
                   {s.createdText}
                 </time>
               </div>
-              <button type="button" className={styles.secondaryButton} onClick={() => setRestoring(s)} disabled={pending} aria-label={`Restore snapshot: ${s.title}`}>
+              <button type="button" className="button button-secondary" onClick={() => setRestoring(s)} disabled={pending} aria-label={`Restore snapshot: ${s.title}`}>
                 Restore
               </button>
             </li>

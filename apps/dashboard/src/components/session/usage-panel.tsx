@@ -11,7 +11,7 @@ import { UsageChart } from './usage-chart';
 export function UsagePanel({ data }: { data: UsageChartData }) {
   const markers = [...data.compactions, ...data.restores].sort((a, b) => a.x - b.x);
   return (
-    <section className={`${styles.panel} ${styles.usagePanel}`} aria-labelledby="usage-heading">
+    <section className={`card ${styles.panel} ${styles.usagePanel}`} aria-labelledby="usage-heading">
       <header className={styles.panelHeader}>
         <h2 id="usage-heading">Token usage over time</h2>
       </header>
@@ -28,7 +28,7 @@ export function UsagePanel({ data }: { data: UsageChartData }) {
         aria-describedby="usage-summary"
       >
         {data.totalPoints === 0 ? (
-          <p className={styles.emptyNote}>No messages yet: the chart starts with the first append.</p>
+          <p className="empty-note">No messages yet: the chart starts with the first append.</p>
         ) : (
           <div className={styles.chartBox} role="img" aria-label={`Chart: token usage over time. ${data.summary}`}>
             <UsageChart data={data} />
@@ -43,8 +43,8 @@ export function UsagePanel({ data }: { data: UsageChartData }) {
       {markers.length > 0 ? (
         <details className={styles.details}>
           <summary>Compactions and restores as a table ({markers.length})</summary>
-          <div className={styles.tableScroll}>
-            <table className={styles.dataTable} data-testid="usage-markers">
+          <div className="table-wrap">
+            <table className={`data-table ${styles.dataTable}`} data-testid="usage-markers">
               <thead>
                 <tr>
                   <th scope="col">Kind</th>

@@ -1,11 +1,10 @@
 import Link from 'next/link';
 import type { ApiFailure } from '../../lib/session-api';
-import styles from './sessions.module.css';
 
 /** No key entered yet: the pages that read sessions point to Settings, where the key is entered. */
 export function NoKeyNotice() {
   return (
-    <div className={`notice ${styles.noticeInfo}`} role="status" data-testid="no-key-notice">
+    <div className="notice notice-info" role="status" data-testid="no-key-notice">
       <strong>Enter an API key to see sessions</strong>
       <span>
         The dashboard reads sessions with your Compactor API key, kept on the dashboard&apos;s server only. Add it in{' '}

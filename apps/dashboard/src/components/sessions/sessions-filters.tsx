@@ -6,7 +6,7 @@ import styles from './sessions.module.css';
 export function SessionsFilters({ params }: { params: SessionListParams }) {
   const filtered = Boolean(params.search || params.model || params.usage);
   return (
-    <form className={styles.filters} action="/sessions" method="get" role="search" aria-label="Sessions">
+    <form className={`card ${styles.filters}`} action="/sessions" method="get" role="search" aria-label="Sessions">
       <div className={styles.field}>
         <label htmlFor="sessions-q">Session id contains</label>
         <input id="sessions-q" name="q" type="search" defaultValue={params.search ?? ''} maxLength={128} autoComplete="off" spellCheck={false} />
@@ -27,7 +27,7 @@ export function SessionsFilters({ params }: { params: SessionListParams }) {
         </select>
       </div>
       <div className={styles.filterActions}>
-        <button type="submit" className={styles.primaryButton}>
+        <button type="submit" className="button button-primary">
           Search
         </button>
         {filtered ? (

@@ -7,7 +7,7 @@ import { UsageBar } from './usage-bar';
 /** One page of sessions. On narrow screens each row becomes a card (see the module's media query). */
 export function SessionsTable({ rows }: { rows: SessionRow[] }) {
   return (
-    <div className={styles.tableWrap}>
+    <div className={`card ${styles.tableWrap}`}>
       <table className={`data-table ${styles.table}`} aria-label="Sessions">
         <thead>
           <tr>

@@ -8,7 +8,7 @@ import styles from './settings.module.css';
 function SubmitButton({ label }: { label: string }) {
   const { pending } = useFormStatus();
   return (
-    <button type="submit" className={styles.primaryButton} disabled={pending} aria-disabled={pending}>
+    <button type="submit" className="button button-primary" disabled={pending} aria-disabled={pending}>
       {pending ? 'Checking…' : label}
     </button>
   );

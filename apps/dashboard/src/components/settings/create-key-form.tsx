@@ -9,7 +9,7 @@ import styles from './settings.module.css';
 function SubmitButton() {
   const { pending } = useFormStatus();
   return (
-    <button type="submit" className={styles.primaryButton} disabled={pending} aria-disabled={pending}>
+    <button type="submit" className="button button-primary" disabled={pending} aria-disabled={pending}>
       {pending ? 'Creating…' : 'Create key'}
     </button>
   );
@@ -27,10 +27,10 @@ function CopyButton({ text, label }: { text: string; label: string }) {
   };
   return (
     <>
-      <button type="button" className={styles.secondaryButton} onClick={() => void copy()} aria-label={label}>
+      <button type="button" className="button button-plain" onClick={() => void copy()} aria-label={label}>
         {copied === 'copied' ? 'Copied' : 'Copy'}
       </button>
-      <span role="status" className={styles.srOnly}>
+      <span role="status" className="visually-hidden">
         {copied === 'copied' ? 'Key copied to the clipboard.' : copied === 'failed' ? 'Copy failed: select the key and copy it by hand.' : ''}
       </span>
     </>

@@ -24,7 +24,7 @@ export function KeyNotice({ problem, what, onSettings = false }: { problem: ApiA
         );
       }
       return (
-        <section className={`${styles.notice} ${styles.noticeInfo}`} data-testid="key-notice" data-state="no-key" aria-label="API key needed">
+        <section className={`notice notice-info ${styles.notice}`} data-testid="key-notice" data-state="no-key" aria-label="API key needed">
           <strong>No API key entered yet</strong>
           <span>
             Enter an API key {onSettings ? 'above' : 'in Settings'} to see {what}. The key stays on the dashboard&apos;s server, in an httpOnly cookie.
@@ -34,7 +34,7 @@ export function KeyNotice({ problem, what, onSettings = false }: { problem: ApiA
       );
     case 'rejected':
       return (
-        <section className={`${styles.notice} ${styles.noticeWarn}`} data-testid="key-notice" data-state={`rejected-${problem.status}`} aria-label="API key rejected">
+        <section className={`notice notice-warn ${styles.notice}`} data-testid="key-notice" data-state={`rejected-${problem.status}`} aria-label="API key rejected">
           <strong>{problem.status === 401 ? 'The API rejected the saved key' : 'The saved key lacks a scope'}</strong>
           <span>
             The API answered {problem.status}: “{problem.message}”.{' '}
@@ -47,7 +47,7 @@ export function KeyNotice({ problem, what, onSettings = false }: { problem: ApiA
       );
     case 'unavailable':
       return (
-        <section className={`${styles.notice} ${styles.noticeWarn}`} data-testid="key-notice" data-state="unavailable" aria-label="Data unavailable">
+        <section className={`notice notice-warn ${styles.notice}`} data-testid="key-notice" data-state="unavailable" aria-label="Data unavailable">
           <strong>Could not load {what}</strong>
           <span>{problem.reason}.</span>
         </section>

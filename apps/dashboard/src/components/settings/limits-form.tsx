@@ -9,7 +9,7 @@ import styles from './settings.module.css';
 function SaveButton() {
   const { pending } = useFormStatus();
   return (
-    <button type="submit" className={styles.primaryButton} disabled={pending} aria-disabled={pending}>
+    <button type="submit" className="button button-primary" disabled={pending} aria-disabled={pending}>
       {pending ? 'Saving…' : 'Save limits'}
     </button>
   );

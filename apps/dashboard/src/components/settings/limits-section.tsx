@@ -9,7 +9,7 @@ import styles from './settings.module.css';
 export function LimitsSection({ caller, tenant }: { caller: ApiAccess<CallerView>; tenant: ApiAccess<TenantSettings> | null }) {
   const problem = adminOnly(caller, tenant, "the tenant's limits");
   return (
-    <section className={styles.section} aria-labelledby="limits-heading">
+    <section className={`card ${styles.section}`} aria-labelledby="limits-heading">
       <h2 id="limits-heading">Limits</h2>
       {problem ?? (tenant?.state === 'ok' && (
         <>

@@ -8,7 +8,7 @@ import styles from './settings.module.css';
 function ConfirmButton() {
   const { pending } = useFormStatus();
   return (
-    <button type="submit" className={styles.dangerButton} disabled={pending} aria-disabled={pending}>
+    <button type="submit" className="button button-danger" disabled={pending} aria-disabled={pending}>
       {pending ? 'Revoking…' : 'Revoke key'}
     </button>
   );
@@ -26,10 +26,10 @@ export function RevokeKeyButton({ keyId, name, prefix, inUse }: { keyId: string;
 
   return (
     <>
-      <button type="button" className={styles.dangerOutlineButton} onClick={() => dialogRef.current?.showModal()} aria-label={`Revoke ${name}`}>
+      <button type="button" className="button button-danger-outline" onClick={() => dialogRef.current?.showModal()} aria-label={`Revoke ${name}`}>
         Revoke
       </button>
-      <dialog ref={dialogRef} className={styles.dialog} aria-labelledby={`${id}-title`} aria-describedby={`${id}-text`}>
+      <dialog ref={dialogRef} className={`dialog ${styles.dialog}`} aria-labelledby={`${id}-title`} aria-describedby={`${id}-text`}>
         <form action={action}>
           <h3 id={`${id}-title`}>Revoke “{name}”?</h3>
           <p id={`${id}-text`}>
@@ -42,8 +42,8 @@ export function RevokeKeyButton({ keyId, name, prefix, inUse }: { keyId: string;
               {state.message}
             </p>
           )}
-          <div className={styles.dialogActions}>
-            <button type="button" className={styles.secondaryButton} onClick={() => dialogRef.current?.close()} autoFocus>
+          <div className="dialog-actions">
+            <button type="button" className="button button-plain" onClick={() => dialogRef.current?.close()} autoFocus>
               Cancel
             </button>
             <ConfirmButton />

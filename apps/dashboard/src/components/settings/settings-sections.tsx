@@ -22,13 +22,13 @@ export function ApiKeySection({
 }) {
   const removeForm = (
     <form action={removeAction}>
-      <button type="submit" className={styles.secondaryButton}>
+      <button type="submit" className="button button-plain">
         Remove key
       </button>
     </form>
   );
   return (
-    <section className={styles.section} aria-labelledby="api-key-heading">
+    <section className={`card ${styles.section}`} aria-labelledby="api-key-heading">
       <h2 id="api-key-heading">API key</h2>
       {caller.state === 'no-key' && <ApiKeyForm />}
       {caller.state === 'rejected' && (
@@ -56,7 +56,7 @@ function SavedKey({ caller, keys, removeForm }: { caller: CallerView; keys: ApiA
       <p className={styles.okLine} data-testid="key-saved">
         <span className={styles.dot} data-state="healthy" aria-hidden="true" />A key is saved and the API accepts it.
       </p>
-      <dl className={styles.facts}>
+      <dl className={`facts ${styles.facts}`}>
         {own && (
           <>
             <dt>Key</dt>
@@ -97,7 +97,7 @@ function HealthBadge({ state }: { state: string }) {
 /** Which summarizer the workers use and whether it answers, the workers themselves, and the queue. */
 export function ProviderSection({ status, now }: { status: ApiAccess<StatusResponse>; now: Date }) {
   return (
-    <section className={styles.section} aria-labelledby="provider-heading">
+    <section className={`card ${styles.section}`} aria-labelledby="provider-heading">
       <h2 id="provider-heading">Provider status</h2>
       {status.state !== 'ok' ? (
         <KeyNotice problem={status} what="the workers and their summarizer" onSettings />
@@ -115,14 +115,14 @@ function ProviderStatus({ status, now }: { status: StatusResponse; now: Date }) 
     <>
       <div className={styles.providerHeadline} data-testid="provider-summary">
         <p className={styles.providerName}>
-          <span className={styles.muted}>Summarizer</span> <strong data-testid="provider-name">{summary.providers}</strong>
+          <span className="muted">Summarizer</span> <strong data-testid="provider-name">{summary.providers}</strong>
         </p>
         <HealthBadge state={summary.state} />
       </div>
       <p className={styles.hint}>{summary.text}</p>
       {status.workers.length > 0 && (
         <div className="table-wrap">
-          <table className={`data-table ${styles.table}`} aria-label="Workers">
+          <table className={`data-table stacked-table ${styles.table}`} aria-label="Workers">
             <thead>
               <tr>
                 <th scope="col">Worker</th>
@@ -168,13 +168,13 @@ function WorkerRow({ worker: w, now }: { worker: WorkerStatus; now: Date }) {
   return (
     <tr data-testid="worker-row">
       <td data-label="Worker">
-        <span className={styles.wrapAnywhere}>{w.hostname}</span>
-        <span className={styles.muted}> · pid {w.pid}</span>
+        <span className="wrap-anywhere">{w.hostname}</span>
+        <span className="muted"> · pid {w.pid}</span>
         <span className={styles.sub}>started {formatInstant(w.startedAt)}</span>
       </td>
       <td data-label="Summarizer">
-        <code data-testid="worker-provider">{w.summarizer.provider}</code> <span className={styles.wrapAnywhere}>{w.summarizer.model}</span>
-        {w.summarizer.endpoint && <span className={`${styles.sub} ${styles.wrapAnywhere}`}>{w.summarizer.endpoint}</span>}
+        <code data-testid="worker-provider">{w.summarizer.provider}</code> <span className="wrap-anywhere">{w.summarizer.model}</span>
+        {w.summarizer.endpoint && <span className={`${styles.sub} wrap-anywhere`}>{w.summarizer.endpoint}</span>}
       </td>
       <td data-label="Health">
         <HealthBadge state={w.summarizer.health} />
@@ -186,7 +186,7 @@ function WorkerRow({ worker: w, now }: { worker: WorkerStatus; now: Date }) {
             {last.outcome} <span className={styles.sub}>{formatAgo(last.at, now)}</span>
           </>
         ) : (
-          <span className={styles.muted}>none yet</span>
+          <span className="muted">none yet</span>
         )}
       </td>
       <td data-label="LLM calls">
@@ -211,7 +211,7 @@ export function KeysSection({ caller, keys }: { caller: ApiAccess<CallerView>; k
   else if (keys.state !== 'ok') body = <KeyNotice problem={keys} what="the tenant's API keys" onSettings />;
   else body = <KeysTable keys={keys.data.keys} ownKeyId={caller.data.keyId} />;
   return (
-    <section className={styles.section} aria-labelledby="keys-heading">
+    <section className={`card ${styles.section}`} aria-labelledby="keys-heading">
       <h2 id="keys-heading">API keys</h2>
       {body}
     </section>
@@ -222,7 +222,7 @@ function KeyRow({ k, ownKeyId, withActions, now }: { k: ApiKeyView; ownKeyId: st
   const state = keyState(k, now);
   return (
     <tr data-testid="key-row" data-key-id={k.id}>
-      <th scope="row" data-label="Name" className={styles.wrapAnywhere}>
+      <th scope="row" data-label="Name" className="wrap-anywhere">
         {k.name}
         {k.id === ownKeyId && <span className={styles.sub}>used by this dashboard</span>}
       </th>
@@ -252,7 +252,7 @@ function KeyRow({ k, ownKeyId, withActions, now }: { k: ApiKeyView; ownKeyId: st
 function KeyTable({ keys, ownKeyId, label, withActions, now }: { keys: ApiKeyView[]; ownKeyId: string; label: string; withActions: boolean; now: number }) {
   return (
     <div className="table-wrap">
-      <table className={`data-table ${styles.table}`} aria-label={label}>
+      <table className={`data-table stacked-table ${styles.table}`} aria-label={label}>
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -262,7 +262,7 @@ function KeyTable({ keys, ownKeyId, label, withActions, now }: { keys: ApiKeyVie
             <th scope="col">Status</th>
             {withActions && (
               <th scope="col">
-                <span className={styles.srOnly}>Actions</span>
+                <span className="visually-hidden">Actions</span>
               </th>
             )}
           </tr>
@@ -308,7 +308,7 @@ function KeysTable({ keys, ownKeyId }: { keys: ApiKeyView[]; ownKeyId: string })
 /** The policy presets, with the trigger each one uses (from the API) and what it does. */
 export function PresetsSection({ status }: { status: ApiAccess<StatusResponse> }) {
   return (
-    <section className={styles.section} aria-labelledby="presets-heading">
+    <section className={`card ${styles.section}`} aria-labelledby="presets-heading">
       <h2 id="presets-heading">Policy presets</h2>
       <p className={styles.hint}>
         A session names its preset when it is created (<code>policy</code>), and can override any of its parameters.
@@ -321,7 +321,7 @@ export function PresetsSection({ status }: { status: ApiAccess<StatusResponse> }
 function PresetsTable({ presets }: { presets: PresetView[] }) {
   return (
     <div className="table-wrap">
-      <table className={`data-table ${styles.table}`} aria-label="Policy presets">
+      <table className={`data-table stacked-table ${styles.table}`} aria-label="Policy presets">
         <thead>
           <tr>
             <th scope="col">Preset</th>
@@ -363,7 +363,7 @@ export function adminOnly(caller: ApiAccess<CallerView>, access: ApiAccess<unkno
 export function TenantSection({ caller, tenant }: { caller: ApiAccess<CallerView>; tenant: ApiAccess<TenantSettings> | null }) {
   const problem = adminOnly(caller, tenant, "the tenant's settings");
   return (
-    <section className={styles.section} aria-labelledby="tenant-heading">
+    <section className={`card ${styles.section}`} aria-labelledby="tenant-heading">
       <h2 id="tenant-heading">Tenant</h2>
       {problem ?? (tenant?.state === 'ok' && (
         <>
@@ -402,7 +402,7 @@ export function AuditSection({ caller, audit }: { caller: ApiAccess<CallerView>;
       );
   }
   return (
-    <section className={styles.section} aria-labelledby="audit-heading">
+    <section className={`card ${styles.section}`} aria-labelledby="audit-heading">
       <h2 id="audit-heading">Audit log</h2>
       <p className={styles.hint}>The latest 20 admin actions of this tenant (GET /v1/audit).</p>
       {body}

@@ -2,12 +2,12 @@ import styles from '../../../components/sessions/sessions.module.css';
 
 export default function SessionsLoading() {
   return (
-    <div className={styles.loading} role="status" aria-live="polite">
+    <div role="status" aria-live="polite">
       <h1>Sessions</h1>
       <p className="lead">Loading sessions…</p>
-      <div className={styles.skeletonTable} aria-hidden="true">
+      <div className={`card ${styles.skeletonTable}`} aria-hidden="true">
         {Array.from({ length: 6 }, (_, i) => (
-          <span key={i} className={styles.skeletonRow} />
+          <span key={i} className={`skeleton ${styles.skeletonRow}`} />
         ))}
       </div>
     </div>

@@ -53,7 +53,7 @@ export default async function SessionsPage({ searchParams }: { searchParams: Sea
       <div className={styles.page}>
         <SessionsFilters params={params} />
         {rows.length === 0 ? (
-          <section className={`panel empty-state ${styles.empty}`} aria-label="Sessions list">
+          <section className={`card empty-state ${styles.empty}`} aria-label="Sessions list">
             {filtered ? (
               <p>No sessions match these filters{params.search ? ` (id contains “${params.search}”)` : ''}.</p>
             ) : params.cursor ? (

@@ -49,7 +49,7 @@ export async function generateMetadata({ params }: { params: Params }): Promise<
 
 function SectionError({ title, message }: { title: string; message: string }) {
   return (
-    <section className={styles.panel} aria-label={title}>
+    <section className={`card ${styles.panel}`} aria-label={title}>
       <h2>{title}</h2>
       <p className={styles.warning} role="alert">
         {message}
@@ -111,10 +111,10 @@ function SessionSkeleton() {
     <div role="status" aria-live="polite">
       <p className="lead">Loading the session: usage, checkpoints, snapshots, context and history…</p>
       <div className={styles.grid} aria-hidden="true">
-        <span className={styles.skeleton} style={{ height: 320 }} />
-        <span className={styles.skeleton} style={{ height: 320 }} />
+        <span className="skeleton" style={{ height: 320 }} />
+        <span className="skeleton" style={{ height: 320 }} />
       </div>
-      <span className={styles.skeleton} style={{ height: 200, marginTop: '1rem' }} aria-hidden="true" />
+      <span className="skeleton" style={{ height: 200, marginTop: '1rem' }} aria-hidden="true" />
     </div>
   );
 }
@@ -156,7 +156,7 @@ async function SessionSections({ client, session: detail, position }: { client: 
           <div>
             <dt>Model</dt>
             <dd>
-              <code>{session.model}</code> <span className={styles.muted}>({session.tokenCounting} counts)</span>
+              <code>{session.model}</code> <span className="muted">({session.tokenCounting} counts)</span>
             </dd>
           </div>
           <div>
@@ -167,7 +167,7 @@ async function SessionSections({ client, session: detail, position }: { client: 
             <dt>Window</dt>
             <dd>
               {formatTokens(session.contextWindow)}{' '}
-              <span className={styles.muted} data-testid="budget-parts">
+              <span className="muted" data-testid="budget-parts">
                 − {formatTokens(session.budget.reserve)} {session.budget.requestMaxTokens !== null && session.budget.requestMaxTokens >= session.outputReserve ? 'max_tokens' : 'reserve'}
                 {session.budget.toolSchemaTokens > 0 ? ` − ${formatTokens(session.budget.toolSchemaTokens)} tool schemas` : ''} − {formatTokens(session.budget.safetyMargin)} margin
                 {session.budget.calibrationTokens !== 0 ? ` − ${formatTokens(session.budget.calibrationTokens)} calibration (×${session.budget.calibration})` : ''} = {formatTokens(session.budget.budget)} budget
@@ -202,7 +202,7 @@ async function SessionSections({ client, session: detail, position }: { client: 
           <div>
             <dt>Context</dt>
             <dd data-testid="context-usage">
-              {formatTokens(session.usage.contextTokens)} / {formatTokens(session.usage.budget)} <span className={styles.muted}>(trigger {formatTokens(session.usage.threshold)})</span>
+              {formatTokens(session.usage.contextTokens)} / {formatTokens(session.usage.budget)} <span className="muted">(trigger {formatTokens(session.usage.threshold)})</span>
             </dd>
           </div>
           <div>
