@@ -45,6 +45,11 @@ export interface AppendRequest {
   create: SessionConfig;
   idempotency?: { key: string; requestHash: string };
   /**
+   * The session as the caller read it just before, with its row version: the append is planned
+   * on it and written only if the row is unchanged since (see AppendRepository.append).
+   */
+  observed?: SessionRecord | null;
+  /**
    * Runs inside the transaction with the session row locked, so concurrent appends to one
    * session are serialized and seqs stay gap-free. Throwing rolls everything back, the
    * session's creation included: nothing of a rejected request is stored.
@@ -63,15 +68,104 @@ const MESSAGE_COLUMNS = 10;
 const SESSION_PARAMS = 13;
 /** Postgres allows 65,535 parameters per statement; 13 + 500 messages × 10 stay far below. */
 
+/** Batches up to this many messages use a named (prepared) statement: the common single-message append is parsed and planned once per connection. */
+const PREPARED_MAX_ROWS = 4;
+
+/**
+ * The write of an append as one statement: the batch's multi-row INSERT, the usage point, the
+ * session's new state, and the goal record and threshold snapshot when the plan has them. With
+ * `rowVersion`, it writes only if the session row is still the version the plan was made from
+ * (its `xmin`, which every update of the row changes): otherwise it writes nothing and returns no row.
+ */
+function appendStatement(tenantId: string, session: SessionRecord, plan: AppendPlan, now: Date, rowVersion?: string): { name?: string; text: string; values: unknown[] } {
+  const lastSeq = session.lastSeq + plan.rows.length;
+  const addedTokens = plan.rows.reduce((sum, r) => sum + r.tokens, 0);
+  const params: unknown[] = [
+    session.id,
+    lastSeq,
+    plan.lastRole,
+    plan.openToolUseIds,
+    addedTokens,
+    plan.contextTokens,
+    plan.systemTokens,
+    now,
+    plan.budget,
+    plan.threshold,
+    plan.utilization,
+    plan.requestLimits?.maxTokens ?? null,
+    plan.requestLimits?.toolSchemaTokens ?? null,
+  ];
+  const values: string[] = [];
+  plan.rows.forEach((row, i) => {
+    const p = params.length;
+    values.push(
+      `($1::uuid, $${p + 1}::int, $${p + 2}::"MessageRole", $${p + 3}::json, $${p + 4}::json, $${p + 5}::json, $${p + 6}::text, $${p + 7}::boolean, $${p + 8}::text[], $${p + 9}::int, $${p + 10}::text[], $8::timestamptz)`,
+    );
+    params.push(
+      session.lastSeq + 1 + i,
+      row.role,
+      JSON.stringify(row.blocks),
+      row.meta === undefined ? null : JSON.stringify(row.meta),
+      JSON.stringify(row.raw),
+      row.format,
+      row.pinned,
+      row.tags,
+      row.tokens,
+      row.toolUseIds,
+    );
+  });
+  if (params.length !== SESSION_PARAMS + plan.rows.length * MESSAGE_COLUMNS) throw new Error('message column count mismatch');
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const guard = rowVersion === undefined ? '' : ` AND xmin = ${param(rowVersion)}::text::xid`;
+  const goal = plan.goal === undefined ? '' : `, goal = ${param(JSON.stringify(plan.goal))}::jsonb`;
+  const snapshot = plan.snapshot
+    ? `, snap AS (
+         INSERT INTO snapshots (id, session_id, version_id, kind, metadata, created_at)
+         SELECT ${param(randomUUID())}::uuid, id, ${param(session.headVersionId)}::uuid, 'threshold', ${param(JSON.stringify(plan.snapshot.metadata))}::jsonb, $8 FROM updated
+       ), snap_event AS (
+         INSERT INTO events (session_id, tenant_id, type, line, data, created_at)
+         SELECT id, ${param(tenantId)}, 'snapshot-created', ${param(plan.snapshot.line)}, ${param(JSON.stringify({ kind: 'threshold', lastSeq }))}::jsonb, $8 FROM updated
+       )`
+    : '';
+  // Every insert reads from `updated`: when the guard finds the row changed, nothing is written.
+  const text = `WITH updated AS (
+       UPDATE sessions SET last_seq = $2, last_role = $3::"MessageRole", open_tool_use_ids = $4::text[],
+              history_tokens = history_tokens + $5, context_tokens = $6, system_tokens = $7, utilization = $11,
+              request_max_tokens = COALESCE($12, request_max_tokens), tool_schema_tokens = COALESCE($13, tool_schema_tokens),
+              last_activity_at = $8, updated_at = $8${goal}
+       WHERE id = $1${guard}
+       RETURNING ${SESSION_COLUMNS}
+     ), inserted AS (
+       INSERT INTO messages (session_id, seq, role, blocks, meta, raw, format, pinned, tags, tokens, tool_use_ids, created_at)
+       SELECT m.* FROM (VALUES ${values.join(', ')}) AS m, updated
+     ), usage AS (
+       INSERT INTO usage_points (session_id, kind, seq, context_tokens, budget, threshold, created_at)
+       SELECT id, 'append', $2, $6, $9, $10, $8 FROM updated
+     )${snapshot}
+     SELECT * FROM updated`;
+  const name = plan.rows.length <= PREPARED_MAX_ROWS ? `append-${plan.rows.length}${rowVersion === undefined ? '' : '-guarded'}${plan.goal === undefined ? '' : '-goal'}${plan.snapshot ? '-snapshot' : ''}` : undefined;
+  return { name, text, values: params };
+}
+
 @Injectable()
 export class AppendRepository {
   constructor(private readonly pg: PgPoolService) {}
 
   /**
-   * One transaction on plain pg: an append is the hottest write, and Prisma's per-query
-   * overhead was most of a single-message append's latency (docs/benchmarks.md).
+   * An append to a session the caller has just read (`request.observed`, with its row version) is
+   * planned on that read and written by one guarded statement, without a transaction or a lock:
+   * two round trips in all with the read. When anything changed the row since the read (another
+   * append, a compaction's commit, a settings change), the guard writes nothing and the append
+   * runs as before: one transaction on plain pg that locks the row and plans again. An append is
+   * the hottest write, and Prisma's per-query overhead was most of a single-message append's
+   * latency (docs/benchmarks.md).
    */
   async append(request: AppendRequest): Promise<AppendOutcome> {
+    const observed = request.observed;
+    if (observed?.rowVersion !== undefined && !request.idempotency) {
+      const outcome = await this.appendIfUnchanged(request, observed, observed.rowVersion);
+      if (outcome) return outcome;
+    }
     const client = await this.pg.pool.connect();
     try {
       await client.query('BEGIN');
@@ -86,12 +180,38 @@ export class AppendRepository {
     }
   }
 
+  /** The optimistic path: null when the session changed since it was read (or the plan refused what may be stale), for the locked path to decide. */
+  private async appendIfUnchanged(request: AppendRequest, session: SessionRecord, rowVersion: string): Promise<AppendOutcome | null> {
+    const knownToolUseIds = (ids: string[]) => this.knownToolUseIds(this.pg.pool, session.id, ids);
+    let plan: AppendPlan;
+    try {
+      plan = await request.plan(session, false, knownToolUseIds);
+    } catch {
+      // Refused on a read that may be stale: the locked path plans again on the current row and refuses for good, or not.
+      return null;
+    }
+    const now = new Date();
+    const { rows } = await this.pg.pool.query<SessionRow>(appendStatement(request.tenantId, session, plan, now, rowVersion));
+    if (rows.length === 0) return null;
+    const updated = toSessionRecord(rows[0]);
+    const firstSeq = session.lastSeq + 1;
+    return { kind: 'appended', session: updated, created: false, firstSeq, lastSeq: updated.lastSeq, response: plan.respond(firstSeq, updated.lastSeq, updated) };
+  }
+
+  private async knownToolUseIds(db: Pick<PoolClient, 'query'>, sessionId: string, ids: string[]): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await db.query<{ id: string }>(`SELECT DISTINCT unnest(tool_use_ids) AS id FROM messages WHERE session_id = $1 AND tool_use_ids && $2::text[]`, [
+      sessionId,
+      ids,
+    ]);
+    return rows.map((r) => r.id);
+  }
+
   private async inTransaction(client: PoolClient, request: AppendRequest): Promise<AppendOutcome> {
     const { tenantId, externalId, create } = request;
     // Lock and read the session in one round trip: appends to one session are serialized here. A session
     // that does not exist yet is created first (a concurrent first append waits on the unique index, then locks it).
-    const lock = () =>
-      client.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND external_id = $2 FOR UPDATE`, [tenantId, externalId]);
+    const lock = () => client.query<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE tenant_id = $1 AND external_id = $2 FOR UPDATE`, [tenantId, externalId]);
     let { rows: locked } = await lock();
     let created = false;
     if (locked.length === 0) {
@@ -116,90 +236,18 @@ export class AppendRepository {
       }
     }
 
-    const knownToolUseIds = async (ids: string[]) => {
-      if (ids.length === 0) return [];
-      const { rows } = await client.query<{ id: string }>(
-        `SELECT DISTINCT unnest(tool_use_ids) AS id FROM messages WHERE session_id = $1 AND tool_use_ids && $2::text[]`,
-        [session.id, ids],
-      );
-      return rows.map((r) => r.id);
-    };
-    const plan = await request.plan(session, created, knownToolUseIds);
-
-    const firstSeq = session.lastSeq + 1;
-    const lastSeq = session.lastSeq + plan.rows.length;
+    const plan = await request.plan(session, created, (ids) => this.knownToolUseIds(client, session.id, ids));
     const now = new Date();
-    const addedTokens = plan.rows.reduce((sum, r) => sum + r.tokens, 0);
-    // One statement, one round trip: the batch's multi-row INSERT, the usage point and the session's new state.
-    const params: unknown[] = [
-      session.id,
-      lastSeq,
-      plan.lastRole,
-      plan.openToolUseIds,
-      addedTokens,
-      plan.contextTokens,
-      plan.systemTokens,
-      now,
-      plan.budget,
-      plan.threshold,
-      plan.utilization,
-      plan.requestLimits?.maxTokens ?? null,
-      plan.requestLimits?.toolSchemaTokens ?? null,
-    ];
-    const values: string[] = [];
-    plan.rows.forEach((row, i) => {
-      const p = params.length;
-      values.push(
-        `($1::uuid, $${p + 1}::int, $${p + 2}::"MessageRole", $${p + 3}::json, $${p + 4}::json, $${p + 5}::json, $${p + 6}, $${p + 7}::boolean, $${p + 8}::text[], $${p + 9}::int, $${p + 10}::text[], $8::timestamptz)`,
-      );
-      params.push(
-        firstSeq + i,
-        row.role,
-        JSON.stringify(row.blocks),
-        row.meta === undefined ? null : JSON.stringify(row.meta),
-        JSON.stringify(row.raw),
-        row.format,
-        row.pinned,
-        row.tags,
-        row.tokens,
-        row.toolUseIds,
-      );
-    });
-    if (params.length !== SESSION_PARAMS + plan.rows.length * MESSAGE_COLUMNS) throw new Error('message column count mismatch');
-    const { rows: updatedRows } = await client.query<SessionRow>(
-      `WITH inserted AS (
-         INSERT INTO messages (session_id, seq, role, blocks, meta, raw, format, pinned, tags, tokens, tool_use_ids, created_at)
-         VALUES ${values.join(', ')}
-       ), usage AS (
-         INSERT INTO usage_points (session_id, kind, seq, context_tokens, budget, threshold, created_at)
-         VALUES ($1, 'append', $2, $6, $9, $10, $8)
-       )
-       UPDATE sessions SET last_seq = $2, last_role = $3::"MessageRole", open_tool_use_ids = $4::text[],
-              history_tokens = history_tokens + $5, context_tokens = $6, system_tokens = $7, utilization = $11,
-              request_max_tokens = COALESCE($12, request_max_tokens), tool_schema_tokens = COALESCE($13, tool_schema_tokens),
-              last_activity_at = $8, updated_at = $8
-       WHERE id = $1
-       RETURNING ${SESSION_COLUMNS}`,
-      params,
-    );
-    if (plan.goal !== undefined) await client.query(`UPDATE sessions SET goal = $2::jsonb WHERE id = $1`, [session.id, JSON.stringify(plan.goal)]);
-    if (plan.snapshot) {
-      await client.query(
-        `WITH snap AS (
-           INSERT INTO snapshots (id, session_id, version_id, kind, metadata, created_at) VALUES ($1, $2, $3, 'threshold', $4::jsonb, $6)
-         )
-         INSERT INTO events (session_id, tenant_id, type, line, data, created_at) VALUES ($2, $5, 'snapshot-created', $7, $8::jsonb, $6)`,
-        [randomUUID(), session.id, session.headVersionId, JSON.stringify(plan.snapshot.metadata), tenantId, now, plan.snapshot.line, JSON.stringify({ kind: 'threshold', lastSeq })],
-      );
-    }
+    const { rows: updatedRows } = await client.query<SessionRow>(appendStatement(tenantId, session, plan, now));
     const updated = toSessionRecord(updatedRows[0]);
-    const response = plan.respond(firstSeq, lastSeq, updated);
+    const firstSeq = session.lastSeq + 1;
+    const response = plan.respond(firstSeq, updated.lastSeq, updated);
     if (request.idempotency) {
       await client.query(
         `INSERT INTO idempotency_records (session_id, key, request_hash, status, response, created_at) VALUES ($1, $2, $3, 201, $4::json, $5)`,
         [session.id, request.idempotency.key, request.idempotency.requestHash, JSON.stringify(response), now],
       );
     }
-    return { kind: 'appended', session: updated, created, firstSeq, lastSeq, response };
+    return { kind: 'appended', session: updated, created, firstSeq, lastSeq: updated.lastSeq, response };
   }
 }

@@ -37,6 +37,12 @@ export interface SessionRecord {
   createdAt: Date;
   updatedAt: Date;
   lastActivityAt: Date;
+  /**
+   * The row's version (PostgreSQL's `xmin`, which every update of the row changes) when it was
+   * read with SESSION_COLUMNS: an append planned on this read writes only if the row still has it.
+   * Absent on records read otherwise. Internal: never part of a response.
+   */
+  rowVersion?: string;
 }
 
 /** A session the retention job deleted. */
@@ -92,7 +98,7 @@ export const SESSION_COLUMNS = `id, tenant_id AS "tenantId", external_id AS "ext
   context_tokens AS "contextTokens", system_tokens AS "systemTokens", utilization, compactions,
   reliability, context_confidence AS "contextConfidence", request_max_tokens AS "requestMaxTokens",
   tool_schema_tokens AS "toolSchemaTokens", calibration, compaction_hold_tokens AS "compactionHoldTokens",
-  created_at AS "createdAt", updated_at AS "updatedAt", last_activity_at AS "lastActivityAt"`;
+  created_at AS "createdAt", updated_at AS "updatedAt", last_activity_at AS "lastActivityAt", xmin::text AS "rowVersion"`;
 
 @Injectable()
 export class SessionRepository {

@@ -171,6 +171,7 @@ export class AppendService {
       externalId,
       create: { model: config.model, contextWindow: config.contextWindow, outputReserve: config.outputReserve, policy: policyJson(config.policy) },
       idempotency: idempotencyKey ? { key: idempotencyKey, requestHash } : undefined,
+      observed: existing,
       plan: async (session, _created, knownToolUseIds) => {
         if (options.expectLastSeq !== undefined && session.lastSeq !== options.expectLastSeq) throw new HistoryMoved(options.expectLastSeq, session.lastSeq);
         if (options.expectSessionId !== undefined && session.id !== options.expectSessionId) throw new HistoryMoved(options.expectLastSeq ?? session.lastSeq, session.lastSeq);
