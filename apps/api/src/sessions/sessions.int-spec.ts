@@ -329,6 +329,39 @@ describe('sessions over REST', () => {
       expect(await ids('srch\\')).toEqual([]);
     });
 
+    it('a search with the other filters and the cursor pages through exactly the sessions the whole list says match, newest activity first', async () => {
+      // Few matches: the repository collects them through the trigram index before ordering (listFromSearchMatches).
+      const key = await api.tenantKey(['ingest', 'read']);
+      for (let i = 0; i < 14; i += 1) {
+        const id = `${i % 3 === 0 ? 'other' : 'Pick'}.${i}`;
+        const model = i % 2 === 0 ? 'gpt-4o' : 'gpt-4o-mini';
+        await append(key, id, { model, contextWindow: 20_000, outputReserve: 0, messages: [{ role: 'user', content: 'word '.repeat(i % 4 === 0 ? 12_000 : 10) }] }).expect(201);
+      }
+      type Listed = { id: string; model: string; usage: { utilization: number } };
+      const all: Listed[] = (await http().get('/v1/sessions?limit=200').set(as(key)).expect(200)).body.sessions;
+      expect(all).toHaveLength(14);
+      const pages = async (query: string) => {
+        const out: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const body: { sessions: Listed[]; nextCursor: string | null } = (
+            await http().get(`/v1/sessions?limit=2&${query}${cursor ? `&cursor=${cursor}` : ''}`).set(as(key)).expect(200)
+          ).body;
+          out.push(...body.sessions.map((x) => x.id));
+          cursor = body.nextCursor;
+        } while (cursor);
+        return out;
+      };
+      const picked = (x: Listed) => x.id.toLowerCase().includes('ick.');
+      expect(await pages('search=ICK.')).toEqual(all.filter(picked).map((x) => x.id));
+      expect(await pages('search=ick.&model=gpt-4o')).toEqual(all.filter((x) => picked(x) && x.model === 'gpt-4o').map((x) => x.id));
+      expect(await pages('search=ick.&minUtilization=0.5')).toEqual(all.filter((x) => picked(x) && x.usage.utilization >= 0.5).map((x) => x.id));
+      expect(all.filter((x) => picked(x) && x.usage.utilization >= 0.5).length).toBeGreaterThan(0);
+      expect(await pages('search=ick.&maxUtilization=0.5&model=gpt-4o-mini')).toEqual(
+        all.filter((x) => picked(x) && x.usage.utilization <= 0.5 && x.model === 'gpt-4o-mini').map((x) => x.id),
+      );
+    });
+
     it('creates, lists with filters and cursor, updates and deletes', async () => {
       const key = await api.tenantKey(['ingest', 'read', 'admin']);
       const created = await http().post('/v1/sessions').set(as(key)).send({ id: 'crud-1', model: 'gpt-4o-mini', policy: 'factor3' }).expect(201);
