@@ -15,6 +15,17 @@ export interface CachedHead {
   prefix: VersionPrefix;
 }
 
+/** A serialized response body (UTF-8) in parts, written to the socket in order: never copied into one buffer. */
+export interface BodyParts {
+  parts: readonly Buffer[];
+  /** Bytes in all parts: the response's content-length. */
+  length: number;
+}
+
+export function bodyOf(buffer: Buffer): BodyParts {
+  return { parts: [buffer], length: buffer.length };
+}
+
 export interface ContextSource {
   fingerprint: string;
   throughSeq: number;
@@ -24,7 +35,7 @@ export interface ContextSource {
   /** The head version's prefix (loaded once per fingerprint, which names the head). */
   head?: CachedHead | null;
   /** Response bodies already serialized (UTF-8) for this exact source, by format. */
-  bodies: Map<string, Buffer>;
+  bodies: Map<string, BodyParts>;
   /**
    * The final part of the last provider-valid pass over this source's assembled context (everything
    * before its last assistant message), with the counted messages it gave: a read after an append

@@ -28,7 +28,7 @@ import { CompactionRepository, MessageRepository, prefixOf, SessionRecord } from
 import { resolveModel } from '@compactor/tokens';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
-import { CachedHead, ContextCache, contextFingerprint, ContextSource } from './context-cache';
+import { BodyParts, bodyOf, CachedHead, ContextCache, contextFingerprint, ContextSource } from './context-cache';
 import { ContextResponse } from './context.dto';
 import { sessionPolicy, sessionUsage } from './session-config';
 import { SessionsService } from './sessions.service';
@@ -84,8 +84,8 @@ export class ContextService {
     this.cache = new ContextCache(config.CONTEXT_CACHE_MB * 1024 * 1024);
   }
 
-  /** The context as its JSON response body (UTF-8). */
-  async contextBody(tenantId: string, externalId: string, format: ContextFormat): Promise<Buffer> {
+  /** The context as its JSON response body (UTF-8), in parts. */
+  async contextBody(tenantId: string, externalId: string, format: ContextFormat): Promise<BodyParts> {
     const session = await this.sessions.require(tenantId, externalId);
     const source = await this.source(session);
     if (source.head === undefined) source.head = await this.loadHead(session);
@@ -254,12 +254,12 @@ export class ContextService {
    * are written once: a read after an append converts and writes only the ones after them
    * (serialized-prefix.ts), so its cost follows what was appended, not the session's length.
    */
-  private async assembleBody(session: SessionRecord, source: ContextSource, format: ContextFormat): Promise<Buffer> {
+  private async assembleBody(session: SessionRecord, source: ContextSource, format: ContextFormat): Promise<BodyParts> {
     const fit = await this.fit(session, source, format);
     const { fitted, head } = fit;
     if ((format !== 'anthropic' && format !== 'openai') || (format === 'anthropic' && head) || fitted.applied) {
       if (source.serialized) source.serialized.delete(format);
-      return Buffer.from(JSON.stringify(this.response(session, fit, format)));
+      return bodyOf(Buffer.from(JSON.stringify(this.response(session, fit, format))));
     }
     const valid = fitted.messages.map((m) => m.message);
     const written = serializeMessagesIncremental(format, valid, source.valid?.prefix.messages.length ?? 0, source.serialized?.get(format));
@@ -273,7 +273,8 @@ export class ContextService {
       parts.push(c);
     });
     parts.push(Buffer.from(`],${JSON.stringify(rest).slice(1)}`));
-    return Buffer.concat(parts);
+    // The parts as they are: the final part's chunks are shared with the next read's body, and copying megabytes into one buffer cost more than writing them.
+    return { parts, length: parts.reduce((n, p) => n + p.length, 0) };
   }
 
   /** The response for a fitted context; `body` replaces the converted messages (the incremental writer brings its own). */

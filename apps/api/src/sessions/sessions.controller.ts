@@ -231,7 +231,11 @@ export class SessionsController {
     const sessionId = parseSessionId(id);
     // Sent as the serialized body the context cache holds, so a repeated read serializes nothing.
     const body = await this.contexts.contextBody(auth.tenantId, sessionId, parseOrThrow(contextQuerySchema, query).format);
-    // Written as is: no re-encoding and no ETag hashing of a body that can be megabytes.
-    res.status(200).set({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length) }).end(body);
+    // Written as is, part by part: no copy into one buffer, no re-encoding and no ETag hashing of a body that can be megabytes.
+    res.status(200).set({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length) });
+    res.cork();
+    for (const part of body.parts) res.write(part);
+    res.uncork();
+    res.end();
   }
 }
