@@ -90,10 +90,15 @@ describe('request bodies: authentication before parsing, depth and text limits',
       expect(stack.fake.requests.length).toBe(requestsBefore);
     });
 
-    it('answers a proxy body over the limit with 413 in the provider shape', async () => {
+    it('answers a proxy body over the limit with 413 in the provider shape, on every proxy route', async () => {
       const over = JSON.stringify({ blob: 'x'.repeat(33 * 1024 * 1024) });
-      const res = await agent().post('/v1/proxy/anthropic/v1/messages').set({ 'x-compactor-key': stack.key, 'content-type': 'application/json' }).send(over).expect(413);
-      expect(res.body).toEqual({ type: 'error', error: { type: 'request_too_large', message: 'Compactor proxy: the request body is larger than the limit of 32 MB' } });
+      const message = 'Compactor proxy: the request body is larger than the limit of 32 MB';
+      const post = (path: string) => agent().post(path).set({ 'x-compactor-key': stack.key, 'content-type': 'application/json' }).send(over).expect(413);
+      expect((await post('/v1/proxy/anthropic/v1/messages')).body).toEqual({ type: 'error', error: { type: 'request_too_large', message } });
+      // OpenAI's SDKs read error.message, type and code: Chat Completions and Responses alike.
+      for (const path of ['/v1/proxy/openai/v1/chat/completions', '/v1/proxy/openai/v1/responses']) {
+        expect([path, (await post(path)).body]).toEqual([path, { error: { message, type: 'invalid_request_error', code: 'request_too_large', param: null } }]);
+      }
     });
   });
 
