@@ -31,8 +31,18 @@ export class EventPublisher {
    */
   notify(sessionId: string, latestId?: bigint | null): void {
     const message: EventWakeUp = latestId === undefined || latestId === null ? {} : { id: latestId.toString() };
-    this.redis.publish(eventChannel(this.prefix, sessionId), JSON.stringify(message)).catch((error: Error) => this.onError(error));
+    this.redis.publish(eventChannel(this.prefix, sessionId), JSON.stringify(message)).then(
+      () => (this.failing = false),
+      (error: Error) => {
+        // One report per outage, not one per wake-up.
+        if (!this.failing) this.onError(error);
+        this.failing = true;
+      },
+    );
   }
+
+  /** True from a failed publish until one succeeds. */
+  private failing = false;
 }
 
 /** Told that a session may have new events; `latestId` when the wake-up named one. */
@@ -41,6 +51,8 @@ export type EventListener = (latestId?: bigint) => void;
 interface Subscription {
   listeners: Set<EventListener>;
   subscribed: Promise<unknown>;
+  /** Whether Redis confirmed the SUBSCRIBE; a refused one (Redis was down) is sent again when the connection is ready. */
+  state: 'pending' | 'confirmed' | 'refused';
 }
 
 /**
@@ -62,15 +74,17 @@ export class EventSubscriber {
 
   /**
    * Adds a listener and resolves once the channel is subscribed, so a reader that queries
-   * Postgres after this resolves misses no event committed later. If Redis does not confirm in
-   * time it resolves anyway (the subscription stays queued; readers fall back to their own re-reads).
+   * Postgres after this resolves misses no event committed later. While Redis is down it resolves
+   * at once, and if Redis does not confirm in time it resolves anyway: readers fall back to their
+   * own re-reads until the channel is subscribed (when Redis is back; the listener is then woken).
    * Returns the function that removes the listener.
    */
   async listen(sessionId: string, listener: EventListener): Promise<() => void> {
     const channel = eventChannel(this.prefix, sessionId);
     let subscription = this.subscriptions.get(sessionId);
     if (!subscription) {
-      subscription = { listeners: new Set(), subscribed: this.redis().subscribe(channel) };
+      subscription = { listeners: new Set(), subscribed: Promise.resolve(), state: 'pending' };
+      this.subscribe(channel, subscription);
       this.subscriptions.set(sessionId, subscription);
     }
     subscription.listeners.add(listener);
@@ -90,6 +104,48 @@ export class EventSubscriber {
       // Commands run in order on the one connection: a later SUBSCRIBE of the same channel lands after this.
       this.connection?.unsubscribe(channel).catch(() => undefined);
     };
+  }
+
+  /**
+   * Sends the channel's SUBSCRIBE. A connection still opening gets it once ready (ioredis refuses
+   * commands before that without an offline queue); one that is down refuses it at once, and the
+   * 'ready' handler sends it again when Redis returns.
+   */
+  private subscribe(channel: string, subscription: Subscription): void {
+    const connection = this.redis();
+    subscription.state = 'pending';
+    const opening = connection.status === 'wait' || connection.status === 'connecting' || connection.status === 'connect';
+    const ready = opening
+      ? new Promise<void>((resolve, reject) => {
+          const done = (ok: boolean) => () => {
+            connection.off('ready', onReady);
+            connection.off('close', onClose);
+            if (ok) resolve();
+            else reject(new Error('Redis unreachable'));
+          };
+          const onReady = done(true);
+          const onClose = done(false);
+          connection.once('ready', onReady);
+          connection.once('close', onClose);
+        })
+      : Promise.resolve();
+    subscription.subscribed = ready
+      .then(() => connection.subscribe(channel))
+      .then(
+        () => {
+          subscription.state = 'confirmed';
+        },
+        (error: unknown) => {
+          subscription.state = 'refused';
+          throw error;
+        },
+      );
+    subscription.subscribed.catch(() => undefined);
+  }
+
+  /** Whether the session's wake-ups arrive: its channel is subscribed on a connection that is up. */
+  live(sessionId: string): boolean {
+    return this.connection?.status === 'ready' && this.subscriptions.get(sessionId)?.state === 'confirmed';
   }
 
   /** Sessions with listeners in this process. */
@@ -112,9 +168,20 @@ export class EventSubscriber {
     connection.on('error', () => undefined);
     connection.on('message', (channel: string, message: string) => this.deliver(channel, message));
     // Wake-ups published while the connection was down are lost: after a reconnect every listener re-reads.
+    // Channels whose SUBSCRIBE was refused meanwhile are subscribed now (ioredis re-subscribes only confirmed ones).
     connection.on('ready', () => {
-      if (this.connectedOnce) for (const s of this.subscriptions.values()) for (const l of s.listeners) l();
+      const reconnected = this.connectedOnce;
       this.connectedOnce = true;
+      for (const [sessionId, s] of this.subscriptions) {
+        const wake = () => {
+          for (const l of [...s.listeners]) l();
+        };
+        if (s.state === 'refused') {
+          // Re-read once subscribed, so nothing committed in between goes unannounced.
+          this.subscribe(eventChannel(this.prefix, sessionId), s);
+          s.subscribed.then(wake, () => undefined);
+        } else if (reconnected) wake();
+      }
     });
     this.connection = connection;
     return connection;

@@ -47,6 +47,9 @@ export class JobQueue {
     let queue = this.queues.get(name);
     if (!queue) {
       queue = new Queue(name, { connection: this.connection, prefix: this.prefix, defaultJobOptions });
+      // Connection errors reach the callers' commands (enqueue throws QueueUnavailable); without a listener BullMQ
+      // prints every reconnection attempt's error to stderr while Redis is down.
+      queue.on('error', () => undefined);
       this.queues.set(name, queue);
     }
     return queue;

@@ -1,5 +1,5 @@
 import { Provider } from '@nestjs/common';
-import { createRedisConnection, EventPublisher, EventSubscriber } from '@compactor/jobs';
+import { createFailFastSubscriberConnection, EventPublisher, EventSubscriber } from '@compactor/jobs';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
@@ -16,12 +16,13 @@ export const eventProviders: Provider[] = [
     provide: EventPublisher,
     inject: [REDIS, API_CONFIG, LOGGER],
     useFactory: (redis: Redis, config: ApiConfig, logger: Logger) =>
-      new EventPublisher(redis, config.QUEUE_PREFIX, (error) => logger.warn({ err: error }, 'event wake-up not published; SSE streams re-read on their heartbeat')),
+      new EventPublisher(redis, config.QUEUE_PREFIX, (error) => logger.warn({ reason: error.message }, 'event wake-ups are not published (Redis); SSE streams re-read PostgreSQL on their heartbeat until it answers')),
   },
   {
     // Its own connection, opened on the first stream: a subscribed connection can run no other command.
+    // It fails fast: a stream opened while Redis is down starts at once and subscribes when Redis returns.
     provide: EventSubscriber,
     inject: [API_CONFIG],
-    useFactory: (config: ApiConfig) => new EventSubscriber(() => createRedisConnection(config.REDIS_URL), config.QUEUE_PREFIX),
+    useFactory: (config: ApiConfig) => new EventSubscriber(() => createFailFastSubscriberConnection(config.REDIS_URL), config.QUEUE_PREFIX),
   },
 ];

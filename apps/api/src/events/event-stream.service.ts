@@ -11,6 +11,8 @@ import { toEventView } from './events.service';
 
 /** Rows read per query while catching up. */
 const PAGE = 500;
+/** How often a stream reads PostgreSQL while its Redis wake-ups cannot arrive. */
+const OUTAGE_POLL_MS = 2000;
 
 /** One SSE message; the type is a plain token, but a line break in it would end the field early. */
 export function sseFrame(event: EventRecord): string {
@@ -23,7 +25,8 @@ export function sseFrame(event: EventRecord): string {
  * read runs at a time per stream and always asks Postgres for "id > last sent", so the catch-up
  * and the live part never send an event twice or skip one (ids are handed out in commit order,
  * see EventRepository). A heartbeat comment keeps idle streams open and re-reads, in case a
- * wake-up was lost (Redis pub/sub delivers at most once).
+ * wake-up was lost (Redis pub/sub delivers at most once); while Redis is down a stream polls
+ * PostgreSQL every 2 s instead, and goes back to wake-ups when Redis returns.
  */
 @Injectable()
 export class EventStreamService implements OnModuleDestroy {
@@ -71,11 +74,16 @@ export class EventStreamService implements OnModuleDestroy {
       void write(': heartbeat\n\n');
       wake();
     }, this.config.EVENTS_HEARTBEAT_MS);
+    // While its wake-ups cannot arrive (Redis down, or not subscribed yet) the stream polls PostgreSQL instead.
+    const poll = setInterval(() => {
+      if (!this.subscriber.live(session.id)) wake();
+    }, Math.min(OUTAGE_POLL_MS, this.config.EVENTS_HEARTBEAT_MS));
 
     const close = () => {
       if (closed) return;
       closed = true;
       clearInterval(heartbeat);
+      clearInterval(poll);
       unlisten?.();
       this.open.delete(close);
       const left = (this.perKey.get(key.id) ?? 1) - 1;

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DEFAULT_PRESET, PRESET_NAMES, presetTrigger } from '@compactor/compaction';
+import { DEFAULT_PRESET, PRESET_NAMES, presetTrigger, ServiceNotReady } from '@compactor/compaction';
 import { JobQueue, QueueName, WorkerHeartbeat, workerHeartbeatPattern, workerHeartbeatSchema } from '@compactor/jobs';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -48,7 +48,15 @@ export class StatusService {
   ) {}
 
   async status(auth: AuthContext): Promise<StatusResponse> {
-    const [workers, queueDepth] = await Promise.all([this.workers(), this.queueDepth()]);
+    let workers: WorkerStatusView[];
+    let queueDepth: QueueDepth;
+    try {
+      [workers, queueDepth] = await Promise.all([this.workers(), this.queueDepth()]);
+    } catch (error) {
+      // Both live in Redis: while it is down the answer is a 503 naming it, not the driver's text (which goes to the log).
+      this.logger.warn({ err: error instanceof Error ? error.message : String(error) }, 'status: Redis did not answer');
+      throw new ServiceNotReady(['redis'], { checks: { redis: { status: 'down', error: 'unreachable' } } });
+    }
     return {
       checkedAt: new Date().toISOString(),
       caller: { tenantId: auth.tenantId, keyId: auth.keyId, scopes: auth.scopes },
