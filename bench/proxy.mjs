@@ -22,10 +22,57 @@ const TURNS_PER_SESSION = 16;
 const SESSION_MESSAGES = 200;
 /** Between two turns of one session (an agent runs its tools meanwhile); the answer is recorded then, off the request's path. */
 const THINK_MS = 25;
-const MODELS = { anthropic: 'claude-opus-4-5', openai: 'gpt-4o', responses: 'gpt-4o' };
-const PATHS = { anthropic: '/v1/messages', openai: '/v1/chat/completions', responses: '/v1/responses' };
+const MODELS = { anthropic: 'claude-opus-4-5', openai: 'gpt-4o', responses: 'gpt-4o', codex: 'gpt-5.5' };
+const PATHS = { anthropic: '/v1/messages', openai: '/v1/chat/completions', responses: '/v1/responses', codex: '/v1/responses' };
 /** The proxy route of each shape (Responses goes to the OpenAI upstream). */
-const PROXY_OF = { anthropic: 'anthropic', openai: 'openai', responses: 'openai' };
+const PROXY_OF = { anthropic: 'anthropic', openai: 'openai', responses: 'openai', codex: 'openai' };
+/** The shapes whose conversation is Responses `input` items: plain, and as Codex CLI 0.171 sends it. */
+const ITEM_SHAPES = new Set(['responses', 'codex']);
+
+/** Deterministic base64-looking text (encrypted reasoning stands in for what the client cannot read). */
+function opaqueText(seed, chars) {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+  let x = seed * 2654435761 + 1;
+  let out = 'gAAAAA';
+  while (out.length < chars) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    out += alphabet[x % 64];
+  }
+  return out;
+}
+
+/**
+ * Codex CLI 0.171's request shape (captured against a loopback server): ~25 KB of developer items before the first user
+ * message (permissions, base instructions, environment), eight function tools (~18,000 characters), reasoning with
+ * `include: ["reasoning.encrypted_content"]`, `store: false`, no `max_output_tokens`, and a `reasoning` item with its
+ * encrypted content before each answer's items, sent back on every later turn.
+ */
+const CODEX_DEVELOPER = [
+  `<permissions instructions>${'Filesystem sandboxing defines which files can be read or written. '.repeat(40)}</permissions instructions>`,
+  `You are Codex, a coding agent. ${'Follow the repository conventions, keep changes minimal, run the tests you touch, and report what changed. '.repeat(180)}`,
+  `<environment_context>${'<cwd>/work/repo</cwd><shell>bash</shell> '.repeat(60)}</environment_context>`,
+];
+const CODEX_TOOLS = ['exec_command', 'write_stdin', 'request_user_input', 'view_image', 'get_goal', 'create_goal', 'update_goal', 'list_mcp_resources'].map((name, i) => ({
+  type: 'function',
+  name,
+  description: `${name}: ${'Runs the requested operation in the workspace and returns its output with the exit code and wall time. '.repeat(20)}`,
+  strict: false,
+  parameters: { type: 'object', properties: { [`arg${i}`]: { type: 'string', description: 'The argument.' }, justification: { type: 'string' } }, required: [`arg${i}`], additionalProperties: false },
+}));
+
+function codexItems(messages, seed) {
+  const items = CODEX_DEVELOPER.map((text) => ({ type: 'message', role: 'developer', content: [{ type: 'input_text', text }] }));
+  let inAnswer = false;
+  let turn = 0;
+  for (const item of responsesItems(messages)) {
+    // A reasoning item opens each answer (before its message or first call), as Codex sends the answer back.
+    const answerItem = item.type === 'function_call' || (item.type === 'message' && item.role === 'assistant');
+    if (answerItem && !inAnswer) items.push({ type: 'reasoning', summary: [], encrypted_content: opaqueText(seed * 1000 + turn++, 1_600) });
+    inAnswer = answerItem;
+    items.push(item);
+  }
+  return items;
+}
 
 /** A generated OpenAI-shaped session as Responses `input` items (what Codex sends): messages, function calls, their outputs. */
 function responsesItems(messages) {
@@ -42,13 +89,14 @@ function responsesItems(messages) {
 }
 
 /** The upstream's Responses answer: one assistant message item (and function_call items). */
-function responsesAnswer(n, model, answer) {
+function responsesAnswer(n, model, answer, reasoning = false) {
   return {
     id: `resp_${n}`,
     object: 'response',
     status: 'completed',
     model,
     output: [
+      ...(reasoning ? [{ id: `rs_${n}`, type: 'reasoning', summary: [], encrypted_content: opaqueText(n, 1_600) }] : []),
       ...(answer.text || answer.toolCalls.length === 0 ? [{ id: `msg_${n}`, type: 'message', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: answer.text || '.', annotations: [] }] }] : []),
       ...answer.toolCalls.map((c, k) => ({ id: `fc_${n}_${k}`, type: 'function_call', status: 'completed', call_id: c.id, name: c.name, arguments: JSON.stringify(c.input) })),
     ],
@@ -78,7 +126,7 @@ function startUpstream() {
       const anthropic = req.url.startsWith('/v1/messages');
       const responses = req.url.startsWith('/v1/responses');
       if (responses) {
-        const response = responsesAnswer(n, body.model, answer);
+        const response = responsesAnswer(n, body.model, answer, Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content'));
         if (!body.stream) {
           const payload = JSON.stringify(response);
           res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
@@ -90,9 +138,10 @@ function startUpstream() {
         const ev = (e) => `event: ${e.type}\ndata: ${JSON.stringify({ ...e, sequence_number: seq++ })}\n\n`;
         res.write(ev({ type: 'response.created', response: { ...response, status: 'in_progress', output: [], usage: undefined } }));
         response.output.forEach((item, i) => {
-          res.write(ev({ type: 'response.output_item.added', output_index: i, item: { ...item, status: 'in_progress', ...(item.type === 'message' ? { content: [] } : { arguments: '' }) } }));
+          const started = item.type === 'message' ? { content: [] } : item.type === 'function_call' ? { arguments: '' } : {};
+          res.write(ev({ type: 'response.output_item.added', output_index: i, item: { ...item, status: 'in_progress', ...started } }));
           if (item.type === 'message') res.write(ev({ type: 'response.output_text.delta', item_id: item.id, output_index: i, content_index: 0, delta: item.content[0].text }));
-          else res.write(ev({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: i, delta: item.arguments }));
+          else if (item.type === 'function_call') res.write(ev({ type: 'response.function_call_arguments.delta', item_id: item.id, output_index: i, delta: item.arguments }));
           res.write(ev({ type: 'response.output_item.done', output_index: i, item }));
         });
         res.end(ev({ type: 'response.completed', response }));
@@ -194,7 +243,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** The assistant message a client appends from an answer it received (JSON or streamed); for Responses, the output items. */
 function answerMessage(format, result, stream) {
-  if (format === 'responses') {
+  if (ITEM_SHAPES.has(format)) {
     if (!stream) return JSON.parse(result.text).output;
     for (const line of result.text.split('\n')) {
       if (!line.startsWith('data: ')) continue;
@@ -243,7 +292,7 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
   const workOf = (res) => Number(/compactor;dur=([\d.]+)/.exec(String(res.headers['server-timing'] ?? ''))?.[1] ?? NaN);
   /** The proxy's stages (Server-Timing), all measured requests together, and per provider shape. */
   const stages = {};
-  const stagesOf = { anthropic: {}, openai: {}, responses: {} };
+  const stagesOf = { anthropic: {}, openai: {}, responses: {}, codex: {} };
   const keepStages = (format, res) => {
     for (const [, name, dur] of String(res.headers['server-timing'] ?? '').matchAll(/(\w+);dur=([\d.]+)/g)) {
       (stages[name] ??= []).push(Number(dur));
@@ -254,18 +303,23 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
   let sizes = { min: Infinity, max: 0 };
   let itemSizes = { min: Infinity, max: 0 };
 
-  for (const format of ['anthropic', 'openai', 'responses']) {
+  let codexSizes = { min: Infinity, max: 0 };
+
+  for (const format of ['anthropic', 'openai', 'responses', 'codex']) {
     for (let s = 0; s < SESSIONS + 1; s += 1) {
       const warm = s === 0;
       // Responses sessions are the OpenAI ones (other seeds) as input items.
-      const session = generateSession(7000 + s + (format === 'openai' ? 100 : format === 'responses' ? 200 : 0), SESSION_MESSAGES, format === 'anthropic' ? 'anthropic' : 'openai');
+      const session = generateSession(7000 + s + { anthropic: 0, openai: 100, responses: 200, codex: 300 }[format], SESSION_MESSAGES, format === 'anthropic' ? 'anthropic' : 'openai');
       const sessionId = `bench-proxy-${format}-${s}-${randomUUID().slice(0, 8)}`;
       const headers = { ...providerHeaders(format), 'x-compactor-key': key, 'x-compactor-session': sessionId };
-      const messages = format === 'responses' ? responsesItems(session.messages) : [...session.messages];
+      const messages = format === 'responses' ? responsesItems(session.messages) : format === 'codex' ? codexItems(session.messages, s) : [...session.messages];
+      const codexFields = { tools: CODEX_TOOLS, tool_choice: 'auto', parallel_tool_calls: false, reasoning: { effort: 'medium', summary: 'auto' }, store: false, include: ['reasoning.encrypted_content'], prompt_cache_key: sessionId };
       const body = (stream) =>
         format === 'responses'
           ? { model: MODELS[format], max_output_tokens: 1024, input: messages, store: false, ...(stream ? { stream: true } : {}) }
-          : { model: MODELS[format], max_tokens: 1024, ...(session.system ? { system: session.system } : {}), messages, ...(stream ? { stream: true } : {}) };
+          : format === 'codex'
+            ? { model: MODELS[format], ...(stream ? { stream: true } : {}), input: messages, ...codexFields }
+            : { model: MODELS[format], max_tokens: 1024, ...(session.system ? { system: session.system } : {}), messages, ...(stream ? { stream: true } : {}) };
       const append = (answer) => (Array.isArray(answer) ? messages.push(...answer) : messages.push(answer));
       // The session's first request stores its 200 messages (not measured: an agent pays it once).
       messages.push({ role: 'user', content: 'Continue with the next step.' });
@@ -276,6 +330,7 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
         const stream = t % 2 === 1;
         messages.push({ role: 'user', content: `Step ${t}: ${'check the next failing test and report. '.repeat(3)}` });
         if (format === 'responses') itemSizes = { min: Math.min(itemSizes.min, messages.length), max: Math.max(itemSizes.max, messages.length) };
+        else if (format === 'codex') codexSizes = { min: Math.min(codexSizes.min, messages.length), max: Math.max(codexSizes.max, messages.length) };
         else sizes = { min: Math.min(sizes.min, messages.length), max: Math.max(sizes.max, messages.length) };
         const payload = body(stream);
         // Interleaved, direct first and proxy first in turn, so drift on this noisy machine hits both alike.
@@ -325,7 +380,9 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
     'these numbers). The API and a worker against PostgreSQL and Redis here; the upstream is an in-process HTTP',
     'server that answers at once, called directly and through the proxy in the same run, request by request in turn.',
     `Each session holds ${SESSION_MESSAGES} generated coding-agent messages (tool output ≈ 80% of the tokens) when measuring starts and grows`,
-    `by its turns (${sizes.min}–${sizes.max} messages sent per request; a Responses session is an OpenAI one as ${itemSizes.min}–${itemSizes.max} \`input\` items);`,
+    `by its turns (${sizes.min}–${sizes.max} messages sent per request; a Responses session is an OpenAI one as ${itemSizes.min}–${itemSizes.max} \`input\` items,`,
+    `a Codex-shaped one (\`codex\` rows: Codex CLI 0.171's request shape on gpt-5.5, ~25 KB of developer items, eight tool schemas, a 1,600-character`,
+    `encrypted \`reasoning\` item before each answer, \`store: false\`, no \`max_output_tokens\`) ${codexSizes.min}–${codexSizes.max} items);`,
     `${SESSIONS} sessions per provider shape, ${TURNS_PER_SESSION} turns each,`,
     `${THINK_MS} ms between turns as an agent's tool run (the answer is recorded then, after the response).`,
     '',
@@ -367,14 +424,14 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
 function ratios(rows) {
   const row = (name) => rows.find((r) => r.name === name);
   const out = [];
-  for (const kind of ['non-streamed: whole answer', 'streamed: time to first byte']) {
-    const responses = row(`responses ${kind}`);
+  for (const [shape, kind] of ['responses', 'codex'].flatMap((shape) => ['non-streamed: whole answer', 'streamed: time to first byte'].map((kind) => [shape, kind]))) {
+    const responses = row(`${shape} ${kind}`);
     const openai = row(`openai ${kind}`);
     const anthropic = row(`anthropic ${kind}`);
     if (!responses || !openai || !anthropic) continue;
     const ratio = (a, b) => `${fmt(a / b, 2)}×`;
     out.push(
-      `Responses, ${kind}, side by side in this run: added p50 ${fmt(responses.added50)} ms, ${ratio(responses.added50, openai.added50)} Chat Completions' ${fmt(openai.added50)} ms and ${ratio(responses.added50, anthropic.added50)} Anthropic's ${fmt(anthropic.added50)} ms; proxy work ${fmt(responses.work50)} ms, ${ratio(responses.work50, openai.work50)} and ${ratio(responses.work50, anthropic.work50)}.`,
+      `${shape === 'codex' ? 'Responses, Codex-shaped' : 'Responses'}, ${kind}, side by side in this run: added p50 ${fmt(responses.added50)} ms, ${ratio(responses.added50, openai.added50)} Chat Completions' ${fmt(openai.added50)} ms and ${ratio(responses.added50, anthropic.added50)} Anthropic's ${fmt(anthropic.added50)} ms; proxy work ${fmt(responses.work50)} ms, ${ratio(responses.work50, openai.work50)} and ${ratio(responses.work50, anthropic.work50)}.`,
     );
   }
   return out;
@@ -385,6 +442,7 @@ function sideBySide(rows, first, loop) {
   const continuing = rows.find((r) => r.name === 'anthropic non-streamed: whole answer');
   const openaiContinuing = rows.find((r) => r.name === 'openai non-streamed: whole answer');
   const responsesContinuing = rows.find((r) => r.name === 'responses non-streamed: whole answer');
+  const codexContinuing = rows.find((r) => r.name === 'codex non-streamed: whole answer');
   const verdict = (ok) => (ok ? 'met' : '**missed**');
   return [
     '### Issue #19 targets, side by side (same run)',
@@ -395,6 +453,7 @@ function sideBySide(rows, first, loop) {
     `| added latency, a continuing session (anthropic shape, non-streamed, p50) | ${continuing?.n ?? 0} | ${fmt(continuing?.added50 ?? NaN)} ms | ≤ 10 ms | ${verdict((continuing?.added50 ?? Infinity) <= 10)} |`,
     `| added latency, a continuing session (openai shape, non-streamed, p50) | ${openaiContinuing?.n ?? 0} | ${fmt(openaiContinuing?.added50 ?? NaN)} ms | ≤ 10 ms | ${verdict((openaiContinuing?.added50 ?? Infinity) <= 10)} |`,
     `| added latency, a continuing session (OpenAI Responses shape, non-streamed, p50; issue #17) | ${responsesContinuing?.n ?? 0} | ${fmt(responsesContinuing?.added50 ?? NaN)} ms | ≤ 10 ms | ${verdict((responsesContinuing?.added50 ?? Infinity) <= 10)} |`,
+    `| added latency, a continuing session (Codex CLI-shaped Responses requests, non-streamed, p50; issue #17) | ${codexContinuing?.n ?? 0} | ${fmt(codexContinuing?.added50 ?? NaN)} ms | ≤ 10 ms | ${verdict((codexContinuing?.added50 ?? Infinity) <= 10)} |`,
     `| consecutive forwarded requests of a Claude Code-shaped loop whose prefix is unchanged, outside compaction boundaries | ${loop.samePairs} | ${fmt(loop.share * 100)}% | ≥ 95% | ${verdict(loop.share >= 0.95)} |`,
     '',
     loop.markdown,

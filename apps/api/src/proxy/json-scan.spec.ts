@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { commonPrefixLength, scanMessages } from './json-scan';
+import { commonPrefixLength, scanMessages, unchangedElements } from './json-scan';
 
 /** What scanMessages must find: the bytes of each element, as JSON.parse reads them. */
 function elements(body: Buffer): unknown[] | undefined {
@@ -49,5 +49,29 @@ describe('commonPrefixLength', () => {
     b[150_001] = 8;
     expect(commonPrefixLength(a, b)).toBe(150_001);
     expect(commonPrefixLength(a, b.subarray(0, 10))).toBe(10);
+  });
+});
+
+describe('unchangedElements', () => {
+  const place = (text: string) => {
+    const bytes = Buffer.from(text);
+    const layout = scanMessages(bytes)!;
+    return { bytes, start: layout.start, ranges: layout.items };
+  };
+
+  it('finds the unchanged elements when a field before the array changed length', () => {
+    const before = place('{"model":"m","messages":[{"a":1},{"b":2},{"c":3}]}');
+    const after = place('{"model":"m","stream":true,"messages":[{"a":1},{"b":2},{"c":4},{"d":5}]}');
+    const unchanged = unchangedElements(before, after);
+    expect([0, 1, 2, 3].map(unchanged)).toEqual([true, true, false, false]);
+  });
+
+  it('stops at the first changed byte of the array, even when a later element is the same again', () => {
+    const before = place('{"messages":[{"a":1},{"b":2},{"c":3}]}');
+    const after = place('{"messages":[{"a":9},{"b":2},{"c":3}]}');
+    expect([0, 1, 2].map(unchangedElements(before, after))).toEqual([false, false, false]);
+    // Same bytes, shifted inside the array (spacing): not the same place.
+    const spaced = place('{"messages":[ {"a":1},{"b":2}]}');
+    expect([0, 1].map(unchangedElements(before, spaced))).toEqual([false, false]);
   });
 });

@@ -121,3 +121,28 @@ export function commonPrefixLength(a: Buffer, b: Buffer): number {
   while (i < n && a[i] === b[i]) i++;
   return i;
 }
+
+/** A conversation array's place in a body: the offset of its `[` and each element's [start, end) offsets. */
+export interface ArrayPlace {
+  bytes: Buffer;
+  start: number;
+  ranges: ReadonlyArray<readonly [number, number]>;
+}
+
+/**
+ * Which elements of `current`'s array are byte for byte `previous`'s element at the same index and at the same place in
+ * the array, inside the bytes both arrays share from their `[`. Offsets count from each array's start, so a field before
+ * the array that changed length (a `stream` flag sent on every other turn, an edited system prompt) does not hide the
+ * unchanged elements after it.
+ */
+export function unchangedElements(previous: ArrayPlace, current: ArrayPlace): (k: number) => boolean {
+  const shared = commonPrefixLength(previous.bytes.subarray(previous.start), current.bytes.subarray(current.start));
+  return (k) => {
+    const before = previous.ranges[k];
+    const now = current.ranges[k];
+    if (!before || !now) return false;
+    const from = now[0] - current.start;
+    const to = now[1] - current.start;
+    return to <= shared && before[0] - previous.start === from && before[1] - previous.start === to;
+  };
+}

@@ -20,6 +20,14 @@ describe('ProxyRequest, Responses items', () => {
     expect(Array.from({ length: next.messageCount }, (_, i) => next.message(i))).toEqual(Array.from({ length: fresh.messageCount }, (_, i) => fresh.message(i)));
   });
 
+  it('reuses them when a field before `input` changed (stream sent on every other turn)', () => {
+    const items = [developer, user('list the files'), call('c1'), output('c1', 'a.txt')];
+    const first = ProxyRequest.parse('responses', Buffer.from(JSON.stringify({ model: 'gpt-5.5', input: items })));
+    const next = ProxyRequest.parse('responses', Buffer.from(JSON.stringify({ model: 'gpt-5.5', stream: true, input: [...items, user('next')] })), first.parsedItems);
+    expect(next.parsedItems!.items.slice(0, 4).every((item, k) => item === first.parsedItems!.items[k])).toBe(true);
+    expect(next.parsedItems!.items[4]).toEqual(user('next'));
+  });
+
   it('parses again an item whose bytes changed, even at the same offsets', () => {
     const first = ProxyRequest.parse('responses', body([user('aaaa'), call('c1'), output('c1', 'one')]));
     // Same lengths, so the same ranges: only the bytes tell the items apart.

@@ -10,7 +10,7 @@ import {
 } from '@compactor/compaction';
 import type { IncomingHttpHeaders } from 'node:http';
 import { SESSION_ID_PATTERN } from '../common/validation';
-import { commonPrefixLength, MessagesLayout, scanMessages } from './json-scan';
+import { ArrayPlace, MessagesLayout, scanMessages, unchangedElements } from './json-scan';
 import { policySchema } from '../sessions/session-config';
 import { ProxyError, ProxyProvider } from './provider-errors';
 
@@ -21,9 +21,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * every item each turn, and an item whose bytes are unchanged (the same range, inside the prefix both bodies share) is
  * not parsed again. Reuse is decided by the bytes alone, so whichever request's items are offered, the result is the same.
  */
-export interface ParsedItems {
-  bytes: Buffer;
-  ranges: ReadonlyArray<readonly [number, number]>;
+export interface ParsedItems extends ArrayPlace {
   items: readonly unknown[];
 }
 
@@ -95,10 +93,9 @@ export class ProxyRequest {
         // Each item parsed from its bytes (what grouping needs), unless an earlier request of the conversation had the same
         // bytes at the same place; a message's byte range spans its items, so the key cache recognises unchanged messages
         // as it does for the other shapes.
-        const shared = previous && bytes ? commonPrefixLength(previous.bytes, bytes) : 0;
+        const unchanged = previous && bytes ? unchangedElements(previous, { bytes, start: layout.start, ranges: layout.items }) : () => false;
         items = layout.items.map(([start, end], k) => {
-          const before = previous?.ranges[k];
-          if (before && end <= shared && before[0] === start && before[1] === end) return previous!.items[k];
+          if (unchanged(k)) return previous!.items[k];
           try {
             return JSON.parse(bytes!.toString('utf8', start, end)) as unknown;
           } catch {
@@ -189,7 +186,7 @@ export class ProxyRequest {
 
   /** Responses, read from bytes: the items as parsed, for the conversation's next request (see ParsedItems). */
   get parsedItems(): ParsedItems | undefined {
-    return this.items && this.itemRanges && this.bytes ? { bytes: this.bytes, ranges: this.itemRanges, items: this.items } : undefined;
+    return this.items && this.itemRanges && this.bytes && this.layout ? { bytes: this.bytes, start: this.layout.start, ranges: this.itemRanges, items: this.items } : undefined;
   }
 
   /**

@@ -44,7 +44,7 @@ import { ProxySettings, UpstreamSettings } from './proxy-settings';
 import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from './provider-errors';
 import { passThroughPath } from './pass-through-path';
 import { KeyedLock } from './session-lock';
-import { commonPrefixLength } from './json-scan';
+import { ArrayPlace, unchangedElements } from './json-scan';
 import { storedForm } from './stored-form';
 import { TenantDefaults } from '../tenant/tenant-defaults';
 import { clientHeaders, UpstreamClient, UpstreamExchange, upstreamHeaders } from './upstream';
@@ -238,7 +238,7 @@ export class ProxyService implements OnModuleDestroy {
   /** Conversation key → the session (a fork) its history last matched, tried first. */
   private readonly redirects = new Map<string, string>();
   /** Per conversation, its last request's body, message byte ranges and message keys (see conversationKeys). */
-  private readonly keyCache = new Map<string, { bytes: Buffer; items: Array<[number, number]>; keys: Array<MessageKeys | undefined> }>();
+  private readonly keyCache = new Map<string, { place: ArrayPlace; keys: Array<MessageKeys | undefined> }>();
   private keyCacheBytes = 0;
   /** Per key and session header, a Responses request's parsed `input` items (see ParsedItems), for bodies of ITEM_CACHE_BYTES in all. */
   private readonly itemCache = new Map<string, ParsedItems>();
@@ -944,36 +944,35 @@ export class ProxyService implements OnModuleDestroy {
 
   /**
    * The keys of the request's conversation messages. A message whose bytes are those of the same
-   * message in the conversation's previous request (inside the bytes both bodies share from their
-   * start) keeps its keys: it is neither parsed nor normalised again.
+   * message in the conversation's previous request, at the same place in the conversation array (inside
+   * the bytes both arrays share from their start; see unchangedElements) keeps its keys: it is neither
+   * parsed nor normalised again.
    */
   private conversationKeys(lockKey: string, request: ProxyRequest): MessageKeys[] {
     const previous = this.keyCache.get(lockKey);
     const layout = request.layout;
-    const shared = previous && layout && request.bytes ? commonPrefixLength(previous.bytes, request.bytes) : 0;
+    const place = layout && request.bytes ? { bytes: request.bytes, start: layout.start, ranges: layout.items } : undefined;
+    const unchanged = previous && place ? unchangedElements(previous.place, place) : () => false;
     const byIndex: Array<MessageKeys | undefined> = new Array(request.messageCount);
     const keys: MessageKeys[] = [];
     for (let i = request.leading; i < request.end; i++) {
-      const range = layout?.items[i];
-      const before = previous?.items[i];
-      const same = range !== undefined && before !== undefined && range[1] <= shared && range[0] === before[0] && range[1] === before[1];
-      const k = (same ? previous?.keys[i] : undefined) ?? messageKeys(request.message(i));
+      const k = (unchanged(i) ? previous?.keys[i] : undefined) ?? messageKeys(request.message(i));
       byIndex[i] = k;
       keys.push(k);
     }
     if (previous) {
       this.keyCache.delete(lockKey);
-      this.keyCacheBytes -= previous.bytes.length;
+      this.keyCacheBytes -= previous.place.bytes.length;
     }
-    if (layout && request.bytes && request.bytes.length <= KEY_CACHE_BYTES / 4) {
-      this.keyCache.set(lockKey, { bytes: request.bytes, items: layout.items, keys: byIndex });
-      this.keyCacheBytes += request.bytes.length;
+    if (place && place.bytes.length <= KEY_CACHE_BYTES / 4) {
+      this.keyCache.set(lockKey, { place, keys: byIndex });
+      this.keyCacheBytes += place.bytes.length;
     }
     // Least recently used conversations go first.
     for (const [key, entry] of this.keyCache) {
       if (this.keyCacheBytes <= KEY_CACHE_BYTES) break;
       this.keyCache.delete(key);
-      this.keyCacheBytes -= entry.bytes.length;
+      this.keyCacheBytes -= entry.place.bytes.length;
     }
     return keys;
   }
