@@ -31,10 +31,12 @@ describe('jobFailure', () => {
     expect(jobFailure(new QueueUnavailable(new Error('Connection is closed. 10.0.0.7:6379'))).message).toBe(`queue-unavailable: ${JOB_FAILURES['queue-unavailable']}`);
   });
 
-  it('keeps an unrecoverable error unrecoverable for BullMQ, with the payload problem out of the reason', () => {
+  it('keeps an unrecoverable error unrecoverable for BullMQ, naming the payload fields at fault', () => {
     const failure = jobFailure(new UnrecoverableError('Invalid payload for job "compact": sessionId: Required'));
     expect(failure.name).toBe('UnrecoverableError');
-    expect(failure.message).toBe(`invalid-payload: ${JOB_FAILURES['invalid-payload']}`);
+    // The registry's own text (the schema's field paths), which names no value.
+    expect(failure.message).toBe('invalid-payload: Invalid payload for job "compact": sessionId: Required');
+    expect(safeFailedReason(failure.message)).toBe(failure.message);
   });
 });
 

@@ -22,18 +22,24 @@ export class JobFailure extends Error {
   constructor(
     readonly code: JobFailureCode,
     cause: unknown,
+    /** Replaces the fixed message; only text of our own (the payload schema's field problems). */
+    message: string = JOB_FAILURES[code],
   ) {
-    super(`${code}: ${JOB_FAILURES[code]}`, { cause });
+    super(`${code}: ${message}`, { cause });
     this.name = 'JobFailure';
   }
 }
+
+/** The registry's refusals of a job (see JobRegistry.dispatch). */
+const PAYLOAD_MESSAGE = /^(Invalid payload|No handler) for job /;
+const PAYLOAD_REASON = /^invalid-payload: (Invalid payload|No handler) for job /;
 
 /** Errors whose name says what failed, by class name (BullMQ's errors come from another package's realm). */
 function codeOf(error: unknown): JobFailureCode {
   if (isDatabaseUnavailable(error)) return 'database-unavailable';
   if (error instanceof QueueUnavailable) return 'queue-unavailable';
   const name = error instanceof Error ? error.name : undefined;
-  if (name === 'UnrecoverableError' && /^(Invalid payload|No handler) for job /.test((error as Error).message)) return 'invalid-payload';
+  if (name === 'UnrecoverableError' && PAYLOAD_MESSAGE.test((error as Error).message)) return 'invalid-payload';
   return 'internal-error';
 }
 
@@ -45,7 +51,9 @@ function codeOf(error: unknown): JobFailureCode {
  */
 export function jobFailure(error: unknown): Error {
   if (error instanceof JobFailure) return error;
-  const failure = new JobFailure(codeOf(error), error);
+  const code = codeOf(error);
+  // The registry's own text: the job's name and the schema's field paths and problems, never a value.
+  const failure = code === 'invalid-payload' ? new JobFailure(code, error, (error as Error).message) : new JobFailure(code, error);
   if (error instanceof Error && error.name === 'UnrecoverableError') failure.name = 'UnrecoverableError';
   return failure;
 }
@@ -69,6 +77,7 @@ const BULLMQ_REASONS: Array<[string, JobFailureCode]> = [
  */
 export function safeFailedReason(reason: string): string {
   for (const [code, message] of Object.entries(JOB_FAILURES)) if (reason === `${code}: ${message}`) return reason;
+  if (PAYLOAD_REASON.test(reason)) return reason;
   for (const [text, code] of BULLMQ_REASONS) if (reason.startsWith(text)) return `${code}: ${JOB_FAILURES[code]}`;
   return `internal-error: ${JOB_FAILURES['internal-error']}`;
 }
