@@ -305,8 +305,10 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
 
   let codexSizes = { min: Infinity, max: 0 };
 
-  for (const format of ['anthropic', 'openai', 'responses', 'codex']) {
-    for (let s = 0; s < SESSIONS + 1; s += 1) {
+  // Round by round, one session of each shape in turn: load that comes and goes on this shared machine falls on every
+  // shape alike, so the rows compare side by side.
+  for (let s = 0; s < SESSIONS + 1; s += 1) {
+    for (const format of ['anthropic', 'openai', 'responses', 'codex']) {
       const warm = s === 0;
       // Responses sessions are the OpenAI ones (other seeds) as input items.
       const session = generateSession(7000 + s + { anthropic: 0, openai: 100, responses: 200, codex: 300 }[format], SESSION_MESSAGES, format === 'anthropic' ? 'anthropic' : 'openai');
@@ -383,7 +385,7 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
     `by its turns (${sizes.min}–${sizes.max} messages sent per request; a Responses session is an OpenAI one as ${itemSizes.min}–${itemSizes.max} \`input\` items,`,
     `a Codex-shaped one (\`codex\` rows: Codex CLI 0.171's request shape on gpt-5.5, ~25 KB of developer items, eight tool schemas, a 1,600-character`,
     `encrypted \`reasoning\` item before each answer, \`store: false\`, no \`max_output_tokens\`) ${codexSizes.min}–${codexSizes.max} items);`,
-    `${SESSIONS} sessions per provider shape, ${TURNS_PER_SESSION} turns each,`,
+    `${SESSIONS} sessions per provider shape (one of each shape in turn), ${TURNS_PER_SESSION} turns each,`,
     `${THINK_MS} ms between turns as an agent's tool run (the answer is recorded then, after the response).`,
     '',
     '| request | n | direct p50 | proxy p50 | added p50 | median of per-request differences | proxy work before forwarding (Server-Timing) p50 | direct p99 | proxy p99 | added p99 |',
