@@ -1,5 +1,5 @@
 import { JobQueue, QueueName } from '@compactor/jobs';
-import { FakeLlm, FaultStack, longSweAgentSession, pollUntil, RunningApp, startFakeLlm, startFaultStack, startTcpRelay, TcpRelay } from '@compactor/testing';
+import { FakeLlm, FakeLlmRequest, FaultStack, longSweAgentSession, pollUntil, RunningApp, startFakeLlm, startFaultStack, startTcpRelay, TcpRelay } from '@compactor/testing';
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
@@ -29,10 +29,13 @@ describe('compaction jobs that fail for good', () => {
   /** What the fake LLM does with the next summarizer calls. */
   let mode: 'fail' | 'hold' | 'answer' = 'answer';
   let release: () => void = () => undefined;
+  /** Decides, by the request's index, whether the LLM goes down with this request (the test stops the fake). */
+  let outage: (request: FakeLlmRequest) => boolean = () => false;
 
   beforeAll(async () => {
     fake = await startFakeLlm({
-      respond: () => {
+      respond: (req) => {
+        if (outage(req)) return { until: new Promise<void>(() => undefined) };
         if (mode === 'fail') return { status: 500 };
         if (mode === 'hold') return { until: new Promise<void>((resolve) => (release = resolve)) };
         return undefined;
@@ -81,8 +84,8 @@ describe('compaction jobs that fail for good', () => {
     );
   const callsSince = (before: number) => fake.completionRequests().length - before;
 
-  it('an LLM answering 500 to every call: the job ends failed with the error after the provider\'s 3 attempts, and is not run again', async () => {
-    const worker = await startWorker();
+  it('an LLM answering 500 to every call, with no retry window: the job ends failed with the error after the provider\'s 3 attempts, and is not run again', async () => {
+    const worker = await startWorker({ COMPACTION_LLM_RETRY_WINDOW_MS: '0' });
     mode = 'fail';
     const before = fake.completionRequests().length;
     const jobId = await appendUntilScheduled(`fail-500-${randomBytes(4).toString('hex')}`);
@@ -97,6 +100,67 @@ describe('compaction jobs that fail for good', () => {
     mode = 'answer';
     await worker.stop();
   }, 60_000);
+
+  it('an LLM outage in the middle of a run: the job goes back to the queue with backoff while the LLM is down and succeeds once it returns, each chunk answered once', async () => {
+    // A small summarizer window (Ollama's num_ctx): the span is summarized in chunks, then merged.
+    const worker = await startWorker({
+      COMPACTOR_SUMMARIZER: 'ollama',
+      OLLAMA_HOST: fake.ollamaHost,
+      COMPACTOR_SUMMARIZER_NUM_CTX: '2048',
+      COMPACTION_LLM_RETRY_DELAY_MS: '300',
+      COMPACTION_LLM_RETRY_WINDOW_MS: '120000',
+    });
+    const before = fake.completionRequests().length;
+    let calls = 0;
+    let cut: FakeLlmRequest | undefined;
+    mode = 'answer';
+    outage = (req) => {
+      // The second summarizer call of the run: the LLM goes away with it unanswered (its connection is cut).
+      calls += 1;
+      if (cut || calls !== 2) return false;
+      cut = req;
+      setImmediate(() => void fake.stop());
+      return true;
+    };
+    try {
+      const jobId = await appendUntilScheduled(`llm-outage-${randomBytes(4).toString('hex')}`);
+      const downAt = await pollUntil(async () => (cut ? Date.now() : undefined), { timeoutMs: 30_000, what: `the summarizer's second call (worker: ${worker.output().slice(-1500)})` });
+      // While the LLM is down the job keeps going back to the queue: a second run meets the outage too.
+      const retrying = await pollUntil(
+        async () => {
+          const row = await jobRow(jobId);
+          const job = await queue.queue(QueueName.Compaction).getJob(jobId);
+          return row.attempts >= 3 && job && (await job.getState()) === 'delayed' ? row : undefined;
+        },
+        { timeoutMs: 30_000, what: `the job to be delayed after its second run (worker: ${worker.output().slice(-1500)})` },
+      );
+      expect(retrying.status).toBe('running');
+      await fake.start();
+      const upAt = Date.now();
+      const row = await rowFinished(jobId, worker, 60_000);
+      const doneMs = Date.now() - upAt;
+      expect(row).toMatchObject({ status: 'succeeded', error: null });
+      // Every chunk and the merge were answered exactly once: the answers before the outage were replayed, not asked again.
+      const answered = fake.completionRequests().slice(before).filter((r) => r.outcome === 'answer');
+      const asked = answered.map((r) => JSON.stringify(r.body));
+      expect(new Set(asked).size).toBe(asked.length);
+      expect(answered.length).toBeGreaterThanOrEqual(3); // at least two chunks and their merge
+      // The call the outage cut was asked again after it and answered once.
+      expect(answered.filter((r) => JSON.stringify(r.body) === JSON.stringify(cut?.body))).toHaveLength(1);
+      expect(await queue.compactionState(jobId, row.session_id)).toEqual({ state: 'completed' });
+      const versions = await stack.query<{ n: string }>('SELECT count(*) AS n FROM compaction_jobs WHERE session_id = $1 AND result_version_id IS NOT NULL', [row.session_id]);
+      expect(Number(versions[0].n)).toBe(1);
+      const warnings = await stack.query<{ line: string }>("SELECT line FROM events WHERE session_id = $1 AND type = 'warning' AND line LIKE 'Summarizer unreachable%'", [row.session_id]);
+      expect(warnings.length).toBeGreaterThanOrEqual(2);
+      console.log(
+        `LLM outage: down ${upAt - downAt} ms over ${retrying.attempts - 1} failed runs; succeeded ${doneMs} ms after the LLM returned, on run ${row.attempts}; ${answered.length} answered calls, each once`,
+      );
+    } finally {
+      outage = () => false;
+      await fake.start();
+      await worker.stop();
+    }
+  }, 120_000);
 
   it('a database the worker loses mid-run: every BullMQ attempt fails, BullMQ gives up, and the sweep ends the row failed with its reason', async () => {
     const url = new URL(stack.db.url);

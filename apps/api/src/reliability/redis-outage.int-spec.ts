@@ -165,56 +165,56 @@ describe('Redis outages', () => {
     const before = await openStream(id);
     streams.push(before);
     try {
-    await pollUntil(async () => (subscriber.live(sessionId) ? true : undefined), { timeoutMs: 10_000, what: 'the stream to subscribe to its wake-ups' });
-    await redis.stop();
+      await pollUntil(async () => (subscriber.live(sessionId) ? true : undefined), { timeoutMs: 10_000, what: 'the stream to subscribe to its wake-ups' });
+      await redis.stop();
 
-    // Readiness names Redis, at once, without the driver's text.
-    let started = Date.now();
-    const ready = await agent().get('/health/ready').expect(503);
-    const readyMs = Date.now() - started;
-    expect(readyMs).toBeLessThan(1_000);
-    expect(ready.body.error.details.checks.redis).toEqual({ status: 'down', error: 'unreachable' });
-    expect(ready.body.error.details.checks.postgres.status).toBe('up');
-    expect(JSON.stringify(ready.body)).not.toMatch(/ECONNREFUSED|writeable|127\.0\.0\.1|:\d{4,5}/);
-    // Status reads the workers' heartbeats in Redis: a 503 naming it, at once.
-    started = Date.now();
-    const status = await agent().get('/v1/status').set(auth()).expect(503);
-    expect(Date.now() - started).toBeLessThan(1_000);
-    expect(JSON.stringify(status.body)).toContain('redis');
-    expect(JSON.stringify(status.body)).not.toMatch(/ECONNREFUSED|writeable|127\.0\.0\.1/);
-    // A change that publishes a wake-up answers at once; the appends still answer queue-unavailable at once.
-    const goalMs = await setGoal(id, 'Keep the YAML key order while Redis is down');
-    expect(goalMs).toBeLessThan(1_000);
-    started = Date.now();
-    const during = await append(id, LONG.slice(2, 4));
-    expect(Date.now() - started).toBeLessThan(1_000);
-    expect(during.body.compaction.reason).toMatch(/^(below-threshold|queue-unavailable)$/);
-    // A stream opened now starts at once (no wait for a subscription Redis cannot confirm) and serves the history.
-    const opened = await openStream(id);
-    streams.push(opened);
-    expect(opened.openedMs).toBeLessThan(1_000);
-    // Both streams get the event committed during the outage from PostgreSQL (2 s poll; the heartbeat is 60 s).
-    for (const stream of [before, opened]) {
-      await pollUntil(async () => (count(stream.types, 'goal-updated') === 1 ? true : undefined), { timeoutMs: 8_000, what: 'the goal-updated event on a stream while Redis is down' });
-    }
-    expect(before.ended()).toBe(false);
-    // Nothing waits in ioredis's memory for Redis to return.
-    expect((shared as unknown as { offlineQueue: { length: number } }).offlineQueue.length).toBe(0);
+      // Readiness names Redis, at once, without the driver's text.
+      let started = Date.now();
+      const ready = await agent().get('/health/ready').expect(503);
+      const readyMs = Date.now() - started;
+      expect(readyMs).toBeLessThan(1_000);
+      expect(ready.body.error.details.checks.redis).toEqual({ status: 'down', error: 'unreachable' });
+      expect(ready.body.error.details.checks.postgres.status).toBe('up');
+      expect(JSON.stringify(ready.body)).not.toMatch(/ECONNREFUSED|writeable|127\.0\.0\.1|:\d{4,5}/);
+      // Status reads the workers' heartbeats in Redis: a 503 naming it, at once.
+      started = Date.now();
+      const status = await agent().get('/v1/status').set(auth()).expect(503);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(JSON.stringify(status.body)).toContain('redis');
+      expect(JSON.stringify(status.body)).not.toMatch(/ECONNREFUSED|writeable|127\.0\.0\.1/);
+      // A change that publishes a wake-up answers at once; the appends still answer queue-unavailable at once.
+      const goalMs = await setGoal(id, 'Keep the YAML key order while Redis is down');
+      expect(goalMs).toBeLessThan(1_000);
+      started = Date.now();
+      const during = await append(id, LONG.slice(2, 4));
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(during.body.compaction.reason).toMatch(/^(below-threshold|queue-unavailable)$/);
+      // A stream opened now starts at once (no wait for a subscription Redis cannot confirm) and serves the history.
+      const opened = await openStream(id);
+      streams.push(opened);
+      expect(opened.openedMs).toBeLessThan(1_000);
+      // Both streams get the event committed during the outage from PostgreSQL (2 s poll; the heartbeat is 60 s).
+      for (const stream of [before, opened]) {
+        await pollUntil(async () => (count(stream.types, 'goal-updated') === 1 ? true : undefined), { timeoutMs: 8_000, what: 'the goal-updated event on a stream while Redis is down' });
+      }
+      expect(before.ended()).toBe(false);
+      // Nothing waits in ioredis's memory for Redis to return.
+      expect((shared as unknown as { offlineQueue: { length: number } }).offlineQueue.length).toBe(0);
 
-    await redis.start();
-    await pollUntil(
-      async () => {
-        const res = await agent().get('/health/ready');
-        return res.status === 200 ? res : undefined;
-      },
-      { timeoutMs: 15_000, what: '/health/ready to answer 200 once Redis is back' },
-    );
-    // Both streams are subscribed again, the one opened during the outage included, and wake-ups deliver.
-    await pollUntil(async () => (subscriber.live(sessionId) ? true : undefined), { timeoutMs: 15_000, what: 'the streams to subscribe again once Redis is back' });
-    const probe = new Redis(redis.url, { maxRetriesPerRequest: null });
-    try {
-      const [, subscribers] = (await probe.pubsub('NUMSUB', eventChannel(api.config.QUEUE_PREFIX, sessionId))) as [string, number];
-      expect(Number(subscribers)).toBe(1); // one connection per API process, both streams on it
+      await redis.start();
+      await pollUntil(
+        async () => {
+          const res = await agent().get('/health/ready');
+          return res.status === 200 ? res : undefined;
+        },
+        { timeoutMs: 15_000, what: '/health/ready to answer 200 once Redis is back' },
+      );
+      // Both streams are subscribed again, the one opened during the outage included, and wake-ups deliver.
+      await pollUntil(async () => (subscriber.live(sessionId) ? true : undefined), { timeoutMs: 15_000, what: 'the streams to subscribe again once Redis is back' });
+      const probe = new Redis(redis.url, { maxRetriesPerRequest: null });
+      try {
+        const [, subscribers] = (await probe.pubsub('NUMSUB', eventChannel(api.config.QUEUE_PREFIX, sessionId))) as [string, number];
+        expect(Number(subscribers)).toBe(1); // one connection per API process, both streams on it
     } finally {
       probe.disconnect();
     }

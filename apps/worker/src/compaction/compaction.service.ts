@@ -26,6 +26,8 @@ import { canonicalOf, CompactionRepository, JobRecord, JobTakenOver, MessageRepo
 import { resolveModel } from '@compactor/tokens';
 import { DelayedError } from 'bullmq';
 import { jobFailure } from '../jobs/job-failure';
+import { WORKER_CONFIG, WorkerConfig } from '../config/worker-config';
+import { isLlmOutage, llmRetryDelayMs } from './llm-outage';
 import { MemoizedSummarizer } from './memoized-summarizer';
 import { SpendCapReached, SpendCaps } from './spend-caps';
 import { CompactionProgress } from './compaction-progress';
@@ -57,6 +59,7 @@ export class CompactionService {
     @Inject(SUMMARIZER) private readonly summarizer: Summarizer,
     @Inject(COMPACTION_ENV_PARAMS) private readonly envParams: Record<string, Record<string, unknown>>,
     private readonly spendCaps: SpendCaps,
+    @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
   ) {}
 
   @OnJob(JobName.Compact)
@@ -64,7 +67,7 @@ export class CompactionService {
     const job = await this.compactions.startJob(payload.jobId);
     if (!job) return { status: 'already-finished' };
     try {
-      return await this.run(payload, job, context.signal);
+      return await this.run(payload, job, context.signal, context.retryLater);
     } catch (error) {
       // Another worker runs this job now (this one stalled or lost its lock): it reports; this run writes nothing more.
       if (error instanceof JobTakenOver || context.signal?.aborted) {
@@ -79,7 +82,7 @@ export class CompactionService {
     }
   }
 
-  private async run({ jobId, sessionId, tenantId }: JobPayload<JobName.Compact>, job: JobRecord, signal: AbortSignal | undefined) {
+  private async run({ jobId, sessionId, tenantId }: JobPayload<JobName.Compact>, job: JobRecord, signal: AbortSignal | undefined, retryLater: JobRunContext['retryLater']) {
     const started = Date.now();
     const attempt = job.attempts;
     const finish = (data: Parameters<CompactionRepository['finishJob']>[1]) => this.compactions.finishJob(jobId, { ...data, durationMs: Date.now() - started }, attempt);
@@ -183,6 +186,14 @@ export class CompactionService {
       });
       await finish({ ...record, status: outcome.status, reason: outcome.reason, error: outcome.status === 'failed' ? outcome.reason : undefined });
       return { status: 'dry-run' };
+    }
+    // An LLM outage (refused, 5xx, 429, timeout): the job goes back to the queue and runs again later, within the retry
+    // window; the summaries answered so far are saved (intermediate) and replayed then, never paid twice.
+    if (outcome.status === 'failed' && isLlmOutage(outcome.reason) && retryLater && Date.now() - job.createdAt.getTime() < this.config.COMPACTION_LLM_RETRY_WINDOW_MS) {
+      const delay = llmRetryDelayMs(attempt, this.config.COMPACTION_LLM_RETRY_DELAY_MS);
+      this.logger.warn(`Compaction ${jobId}: the summarizer is unreachable (${outcome.reason}); run ${attempt} goes back to the queue for ${delay} ms`);
+      await this.progress.record(session.id, tenantId, [{ type: 'warning', line: `Summarizer unreachable (${outcome.reason}); the compaction runs again in ${Math.ceil(delay / 1000)} s`, data: { jobId } }]);
+      await retryLater(delay);
     }
     if (outcome.status !== 'succeeded') {
       await this.progress.record(session.id, tenantId, outcome.events.map((e) => ({ type: e.type, line: e.line, data: { jobId } })));

@@ -20,6 +20,10 @@ export const workerConfigSchema = z.object({
    * threshold with no compaction get one. Also how old a row or an append must be to be swept.
    */
   COMPACTION_SWEEP_INTERVAL_MS: positiveInt.min(1000).max(3600 * 1000).default(30000),
+  // An unreachable summarizer (connection refused, 5xx, 429, timeout) puts the compaction back in the queue,
+  // delayed by this much doubled per run (capped at 60 s, jittered), until it has waited COMPACTION_LLM_RETRY_WINDOW_MS.
+  COMPACTION_LLM_RETRY_DELAY_MS: positiveInt.min(100).max(600_000).default(5_000),
+  COMPACTION_LLM_RETRY_WINDOW_MS: z.coerce.number().int().min(0).max(24 * 3600 * 1000).default(15 * 60 * 1000),
   /** How often the session retention job runs (each tenant's `sessionRetentionDays`; the first run starts with the worker). */
   SESSION_RETENTION_INTERVAL_MS: positiveInt.min(1000).max(7 * 24 * 3600 * 1000).default(3600 * 1000),
   /** Sessions the retention job deletes per transaction (with their messages, versions, artifacts, …): bounds how long one holds its locks. */

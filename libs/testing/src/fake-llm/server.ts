@@ -454,6 +454,22 @@ export async function startFakeLlm(options: FakeLlmOptions = {}): Promise<FakeLl
         waiters.push(waiter);
       });
     },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (!server.listening) return resolve();
+        server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
+        sockets.clear();
+      }),
+    start: () =>
+      new Promise<void>((resolve, reject) => {
+        if (server.listening) return resolve();
+        server.once('error', reject);
+        server.listen(port, '127.0.0.1', () => {
+          server.off('error', reject);
+          resolve();
+        });
+      }),
     close: () => {
       closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -179,5 +179,11 @@ export interface FakeLlm {
   waitForRequests(count: number, timeoutMs?: number): Promise<FakeLlmRequest[]>;
   /** Stops the server and destroys every open connection (hanging ones too). */
   close(): Promise<void>;
+  /**
+   * An outage: stops listening (connections are refused) and cuts the open ones; `start()` listens
+   * again on the same port. The recorded requests and the script are kept.
+   */
+  stop(): Promise<void>;
+  start(): Promise<void>;
 }
 
