@@ -40,7 +40,9 @@ const USAGE = `usage: npm run bench [-- [${Object.keys(BENCHES).join('|')} ...] 
   --no-write            print the results without writing docs/benchmarks.md
   quality: --sets a,b  --sessions DIR  --dump DIR  --seed N  --count N  --presets a,b  --concurrency N
            --overrides JSON  --json FILE  --aider N  --no-real
-  analytics: --search-only`;
+  analytics: --search-only
+environment: BENCH_PORT (the API's port, default 3190), BENCH_CPU_PROF=DIR (the API runs under node --cpu-prof and
+  writes its CPU profile to DIR when the run stops it)`;
 const PORT = Number(process.env.BENCH_PORT || 3190);
 /** BENCH_CPU_PROF=<dir>: the API runs with `node --cpu-prof` and writes its CPU profile there when the run stops it. */
 const API_NODE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
