@@ -149,16 +149,27 @@ const isReference = (content: ToolResultContent) =>
 /** Tokens of one result block, counted as a message holding only it (the caller's counter). */
 const resultTokens = (block: ToolResultBlock, count: CountMessage) => count({ role: 'user', blocks: [block] });
 
+/**
+ * Whether a result block has more than `limit` tokens, without counting a text that is surely above
+ * it (counting a 30 MB result holds the thread for seconds, twice per offload before): no token of
+ * o200k_base or cl100k_base is longer than 128 bytes and an estimated model's multiplier is at least
+ * 0.5 (MULTIPLIER_RANGE), so every 256 UTF-16 code units of text are at least one counted token.
+ */
+const resultTokensAbove = (block: ToolResultBlock, count: CountMessage, limit: number) =>
+  contentText(block.content).length > 256 * (limit + 1) || resultTokens(block, count) > limit;
+
 /** Offloads one result block: its artifact (content byte-exact) and the block that names it. */
 export function offloadResultBlock(
   block: ToolResultBlock,
   seq: number,
   toolName: string | undefined,
   count: CountMessage,
+  /** The block's tokens when the caller knows them (a stored message that holds only this block). */
+  knownTokens?: number,
 ): { block: ToolResultBlock; artifact: ArtifactOutput } {
   const content = artifactContent(block.content);
   const id = contentId('art', seq, block.toolUseId, content);
-  const tokens = resultTokens(block, count);
+  const tokens = knownTokens ?? resultTokens(block, count);
   const reference = offloadReference({ id, toolName: toolName ?? 'tool', content: block.content, tokens, isError: block.isError });
   return {
     block: { ...block, content: reference },
@@ -180,7 +191,9 @@ export function offloadMessage(
   const artifacts: ArtifactOutput[] = [];
   const blocks: Block[] = m.message.blocks.map((b) => {
     if (b.type !== 'tool_result' || isReference(b.content) || !select(b)) return b;
-    const out = offloadResultBlock(b, m.seq, names.get(b.toolUseId), count);
+    // A user message that is only this result was counted at ingest: its stored count is the block's (no second count).
+    const known = m.message.role === 'user' && m.message.blocks.length === 1 ? m.tokens : undefined;
+    const out = offloadResultBlock(b, m.seq, names.get(b.toolUseId), count, known);
     artifacts.push(out.artifact);
     return out.block;
   });
@@ -234,7 +247,7 @@ export function offloadToolResults(
   const out = messages.map((m) => {
     if (m.message.role === 'system') return m;
     if (protection.whole.has(m.seq) && !params.includeProtected) return m;
-    const r = offloadMessage(m, (b) => !protection.exemptToolUseIds.has(b.toolUseId) && resultTokens(b, count) > params.minTokens, names, count);
+    const r = offloadMessage(m, (b) => !protection.exemptToolUseIds.has(b.toolUseId) && resultTokensAbove(b, count, params.minTokens), names, count);
     if (!r) return m;
     offloaded.push({ seq: m.seq, artifactIds: r.artifacts.map((a) => a.id) });
     artifacts.push(...r.artifacts);
@@ -278,7 +291,7 @@ export const offloadLargeResult: IngestStep<OffloadIngestParams> = (message, par
   const exempt = new Set(params.protection.exemptToolNames);
   const r = offloadMessage(
     message,
-    (b) => !exempt.has(names.get(b.toolUseId) ?? '') && resultTokens(b, count) > params.offloadAboveTokens,
+    (b) => !exempt.has(names.get(b.toolUseId) ?? '') && resultTokensAbove(b, count, params.offloadAboveTokens),
     names,
     count,
   );
