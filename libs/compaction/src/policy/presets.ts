@@ -1,10 +1,13 @@
+import { PRESET_DEFINITIONS, PresetName } from '../presets';
+
 /**
- * Policy presets (SPEC.md, "Policies"). This file names the presets and the trigger each
- * one uses for the threshold reported on append; their stages arrive with the compaction
- * engine. The trigger base is the budget, or the available budget for checkpoint-aging.
+ * Policy presets (SPEC.md, "Policies"): their names and the trigger each one uses for the
+ * threshold reported on append, read from the presets' own files (libs/compaction/src/presets).
+ * The trigger base is the budget, or the available budget for checkpoint-aging.
  */
-export const PRESET_NAMES = ['balanced', 'factor3', 'watermark', 'two-layer', 'offload-compact', 'checkpoint-aging'] as const;
-export type PresetName = (typeof PRESET_NAMES)[number];
+export type { PresetName };
+/** Every preset's name, in the presets' list order (a tuple, as z.enum and the OpenAPI enums take it). */
+export const PRESET_NAMES = PRESET_DEFINITIONS.map((p) => p.name) as unknown as readonly [PresetName, ...PresetName[]];
 export const DEFAULT_PRESET: PresetName = 'balanced';
 
 export interface PolicyInput {
@@ -19,16 +22,7 @@ export interface PresetTrigger {
   base: 'budget' | 'available';
 }
 
-const TRIGGERS: Record<PresetName, PresetTrigger> = {
-  // docs/compaction.md "The budget band": compact at 85%, down to 65% (measured against 80% → 50% and 90% → 70%).
-  balanced: { fraction: 0.85, base: 'budget' },
-  factor3: { fraction: 0.5, base: 'budget' },
-  // Seed 001 compacts at the watermark tool, not at a fill level; 0.8 guards the budget all the same.
-  watermark: { fraction: 0.8, base: 'budget' },
-  'two-layer': { fraction: 0.8, base: 'budget' },
-  'offload-compact': { fraction: 0.8, base: 'budget' },
-  'checkpoint-aging': { fraction: 0.8, base: 'available' },
-};
+const TRIGGERS = Object.fromEntries(PRESET_DEFINITIONS.map((p) => [p.name, p.trigger])) as Record<PresetName, PresetTrigger>;
 
 export function isPresetName(value: unknown): value is PresetName {
   return typeof value === 'string' && (PRESET_NAMES as readonly string[]).includes(value);

@@ -69,7 +69,7 @@ type BalancedNotes = MaskNotes & SummarizeOldestNotes;
  * than it was given, and a saving below the minimum is `skipped` (Guarantee 5); an LLM failure
  * is `failed` with the previous prefix in place.
  */
-export const BALANCED: DefinedPreset<BalancedParams, BalancedNotes> = definePreset<BalancedParams, BalancedNotes>({
+export const BALANCED: DefinedPreset<BalancedParams, BalancedNotes, 'balanced'> = definePreset<BalancedParams, BalancedNotes, 'balanced'>({
   name: 'balanced',
   source: 'all',
   defaults: BALANCED_DEFAULTS,

@@ -150,7 +150,7 @@ function budgetStats(b: DynamicBudget, triggerFraction: number): Record<string, 
   };
 }
 
-export const CHECKPOINT_AGING: DefinedPreset<CheckpointAgingParams, CheckpointNotes> = definePreset<CheckpointAgingParams, CheckpointNotes>({
+export const CHECKPOINT_AGING: DefinedPreset<CheckpointAgingParams, CheckpointNotes, 'checkpoint-aging'> = definePreset<CheckpointAgingParams, CheckpointNotes, 'checkpoint-aging'>({
   name: 'checkpoint-aging',
   source: 'seed 004',
   defaults: CHECKPOINT_AGING_DEFAULTS,

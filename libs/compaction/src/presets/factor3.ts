@@ -71,7 +71,7 @@ export const FACTOR3_DEFAULTS: Factor3Params = {
 /** Seed 000 "Debug verbosity: user requested" (`context.verbosity=debug`): nothing is compressed. */
 const unlessDebug: Stage<Factor3Params, OneSummaryNotes> = ({ prefix, params, run }) => (params.verbosity === 'debug' ? { end: run.unchanged('skipped', 'verbosity-debug') } : { prefix });
 
-export const FACTOR3: DefinedPreset<Factor3Params, OneSummaryNotes> = definePreset<Factor3Params, OneSummaryNotes>({
+export const FACTOR3: DefinedPreset<Factor3Params, OneSummaryNotes, 'factor3'> = definePreset<Factor3Params, OneSummaryNotes, 'factor3'>({
   name: 'factor3',
   source: 'seed 000',
   defaults: FACTOR3_DEFAULTS,

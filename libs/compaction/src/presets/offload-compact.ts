@@ -140,7 +140,7 @@ const releasedCount = (s: Summary) => {
 };
 const preservedCount = (s: Summary) => s.after.filter((m) => m.message.role !== 'system').length;
 
-export const OFFLOAD_COMPACT: DefinedPreset<OffloadCompactParams, CompactHistoryNotes> = definePreset<OffloadCompactParams, CompactHistoryNotes>({
+export const OFFLOAD_COMPACT: DefinedPreset<OffloadCompactParams, CompactHistoryNotes, 'offload-compact'> = definePreset<OffloadCompactParams, CompactHistoryNotes, 'offload-compact'>({
   name: 'offload-compact',
   source: 'seed 003',
   defaults: OFFLOAD_COMPACT_DEFAULTS,

@@ -7,10 +7,17 @@ describe('presets are data (issue #16): one file each, stages, parameters and tr
   it('every preset name of the policy has exactly one definition, found by its name', () => {
     expect(PRESET_DEFINITIONS.map((p) => p.name).sort()).toEqual([...PRESET_NAMES].sort());
     for (const name of PRESET_NAMES) expect(presetDefinition(name)?.name).toBe(name);
+    expect(new Set(PRESET_NAMES).size).toBe(PRESET_NAMES.length);
+  });
+
+  it('reads the names, their order and the triggers from the definitions: a new preset is its file plus its place in the list', () => {
+    // The order the API's enums, /v1/status and the dashboard list them in (a change shows in the OpenAPI drift check).
+    expect(PRESET_NAMES).toEqual(['balanced', 'factor3', 'watermark', 'two-layer', 'offload-compact', 'checkpoint-aging']);
+    expect([...PRESET_NAMES]).toEqual(PRESET_DEFINITIONS.map((p) => p.name));
   });
 
   it("each definition's trigger is the one the scheduler uses", () => {
-    for (const p of PRESET_DEFINITIONS) expect(presetTrigger({ preset: p.name as (typeof PRESET_NAMES)[number], overrides: {} })).toEqual(p.trigger);
+    for (const p of PRESET_DEFINITIONS) expect(presetTrigger({ preset: p.name, overrides: {} })).toEqual(p.trigger);
   });
 
   it('each definition runs an ordered, non-empty list of stages', () => {

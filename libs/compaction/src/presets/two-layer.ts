@@ -84,7 +84,7 @@ export const TWO_LAYER_DEFAULTS: TwoLayerParams = {
 const resultChars = (m: CanonicalMessage) =>
   m.blocks.reduce((n, b) => n + (b.type === 'tool_result' ? (typeof b.content === 'string' ? b.content.length : JSON.stringify(b.content).length) : 0), 0);
 
-export const TWO_LAYER: DefinedPreset<TwoLayerParams, ToolResultCompressionNotes> = definePreset<TwoLayerParams, ToolResultCompressionNotes>({
+export const TWO_LAYER: DefinedPreset<TwoLayerParams, ToolResultCompressionNotes, 'two-layer'> = definePreset<TwoLayerParams, ToolResultCompressionNotes, 'two-layer'>({
   name: 'two-layer',
   source: 'seed 002',
   defaults: TWO_LAYER_DEFAULTS,

@@ -24,7 +24,7 @@ export const WATERMARK_DEFAULTS: WatermarkParams = {
   minSavingTokens: 1_000,
 };
 
-export const WATERMARK: DefinedPreset<WatermarkParams, WatermarkNotes> = definePreset<WatermarkParams, WatermarkNotes>({
+export const WATERMARK: DefinedPreset<WatermarkParams, WatermarkNotes, 'watermark'> = definePreset<WatermarkParams, WatermarkNotes, 'watermark'>({
   name: 'watermark',
   source: 'seed 001',
   defaults: WATERMARK_DEFAULTS,
