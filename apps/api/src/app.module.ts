@@ -50,7 +50,14 @@ export class AppModule {
   static forRoot(config: ApiConfig, logger: Logger): DynamicModule {
     return {
       module: AppModule,
-      imports: [PersistenceModule.forRoot({ databaseUrl: config.DATABASE_URL })],
+      imports: [
+        PersistenceModule.forRoot({
+          databaseUrl: config.DATABASE_URL,
+          replicaUrl: config.DATABASE_REPLICA_URL,
+          replicaExportWaitMs: config.DATABASE_REPLICA_EXPORT_WAIT_MS,
+          preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
+        }),
+      ],
       controllers: [EventsController, HealthController, MetricsController, KeysController, SessionsController, CompactionController, ArtifactsController, ToolsController, SnapshotsController, GoalController, AnalyticsController, ProxyController, StatusController, TenantController, AuditController],
       providers: [
         { provide: API_CONFIG, useValue: config },

@@ -32,7 +32,7 @@ export class WorkerModule implements OnApplicationShutdown {
   static forRoot(config: WorkerConfig): DynamicModule {
     return {
       module: WorkerModule,
-      imports: [DiscoveryModule, PersistenceModule.forRoot({ databaseUrl: config.DATABASE_URL })],
+      imports: [DiscoveryModule, PersistenceModule.forRoot({ databaseUrl: config.DATABASE_URL, preparedStatements: config.DATABASE_PREPARED_STATEMENTS })],
       providers: [
         { provide: WORKER_CONFIG, useValue: config },
         { provide: WORKER_REDIS, useFactory: () => createRedisConnection(config.REDIS_URL) },

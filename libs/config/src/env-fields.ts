@@ -22,6 +22,17 @@ export const host = z.string().min(1);
 export const logLevel = z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 export const positiveInt = z.coerce.number().int().positive();
 
+/**
+ * Deployment options of the database connections (issue #18), read by both apps: a read replica for
+ * heavy reads (the API's analytics and export), and named statements off behind a pooler that
+ * cannot keep them (PgBouncer < 1.21 in transaction mode). README "Deployment: replicas and pooling".
+ */
+export const databaseDeploymentFields = {
+  DATABASE_REPLICA_URL: databaseUrl.optional(),
+  DATABASE_REPLICA_EXPORT_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
+  DATABASE_PREPARED_STATEMENTS: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+};
+
 const limit = (max: number) => z.coerce.number().min(0, 'must be 0 (no limit) or more').max(max).default(0);
 
 /**

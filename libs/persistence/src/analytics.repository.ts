@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { PgPoolService } from './pg-pool.service';
+import { ReadReplica } from './read-replica.service';
 
 /** One point of a session's token usage series (usage_points joined with its compaction job). */
 export interface UsagePointRecord {
@@ -196,14 +196,17 @@ export interface AnalyticsRange {
   to: Date;
 }
 
-/** The read side of usage and analytics: aggregations in SQL, on indexed columns only. */
+/**
+ * The read side of usage and analytics: aggregations in SQL, on indexed columns only. Heavy reads:
+ * they run on the read replica when DATABASE_REPLICA_URL names one (and may lag it), else on the primary.
+ */
 @Injectable()
 export class AnalyticsRepository {
-  constructor(private readonly pg: PgPoolService) {}
+  constructor(private readonly replica: ReadReplica) {}
 
   /** The session's usage points with id > afterId, oldest first; nothing when the session is not the tenant's. */
   async usagePoints(tenantId: string, sessionId: string, afterId: bigint, limit: number): Promise<UsagePointRecord[]> {
-    const { rows } = await this.pg.pool.query<UsagePointRecord>(ANALYTICS_SQL.usagePoints, [tenantId, sessionId, afterId.toString(), limit]);
+    const { rows } = await this.replica.query<UsagePointRecord>(ANALYTICS_SQL.usagePoints, [tenantId, sessionId, afterId.toString(), limit]);
     return rows;
   }
 
@@ -216,12 +219,12 @@ export class AnalyticsRepository {
    * comes whole. Nothing when the session is not the tenant's.
    */
   async usageSeriesDownsampled(tenantId: string, sessionId: string, maxPoints: number): Promise<DownsampledUsage> {
-    const { rows: sizes } = await this.pg.pool.query<{ total: number; markers: number }>(USAGE_SERIES_SQL.size, [tenantId, sessionId]);
+    const { rows: sizes } = await this.replica.query<{ total: number; markers: number }>(USAGE_SERIES_SQL.size, [tenantId, sessionId]);
     const { total, markers } = sizes[0];
     if (total === 0) return { totalPoints: 0, buckets: 0, points: [] };
     // Two appends per stretch; markers and the points before them, and the first and last points, come on top.
     const buckets = total <= maxPoints ? total : Math.max(1, Math.floor((maxPoints - 2 * markers - 2) / 2));
-    const { rows: groups } = await this.pg.pool.query<{ high: string[] | null; low: string[] | null; kept: string[][] | null }>(USAGE_SERIES_SQL.buckets, [
+    const { rows: groups } = await this.replica.query<{ high: string[] | null; low: string[] | null; kept: string[][] | null }>(USAGE_SERIES_SQL.buckets, [
       sessionId,
       buckets,
       total,
@@ -231,32 +234,32 @@ export class AnalyticsRepository {
       for (const [, id, position] of [g.high, g.low].filter((x): x is string[] => x !== null)) positions.set(id, Number(position));
       for (const [id, position] of g.kept ?? []) positions.set(id, Number(position));
     }
-    const { rows } = await this.pg.pool.query<UsagePointRecord>(USAGE_SERIES_SQL.byIds, [sessionId, [...positions.keys()]]);
+    const { rows } = await this.replica.query<UsagePointRecord>(USAGE_SERIES_SQL.byIds, [sessionId, [...positions.keys()]]);
     return { totalPoints: total, buckets, points: rows.map((r) => ({ ...r, position: positions.get(r.id) ?? 0 })) };
   }
 
   /** Only the days that had a compaction job, in order. */
   async jobsPerDay({ tenantId, from, to }: AnalyticsRange): Promise<JobDay[]> {
-    const { rows } = await this.pg.pool.query<Omit<JobDay, 'day'> & { day: number }>(ANALYTICS_SQL.jobsPerDay, [tenantId, from, to]);
+    const { rows } = await this.replica.query<Omit<JobDay, 'day'> & { day: number }>(ANALYTICS_SQL.jobsPerDay, [tenantId, from, to]);
     return rows.map((row) => ({ ...row, day: new Date(row.day * DAY_SECONDS * 1000).toISOString().slice(0, 10) }));
   }
 
   async ratioStats({ tenantId, from, to }: AnalyticsRange): Promise<RatioStats> {
-    const { rows } = await this.pg.pool.query<Record<string, number | null>>(ANALYTICS_SQL.ratioStats, [tenantId, from, to]);
+    const { rows } = await this.replica.query<Record<string, number | null>>(ANALYTICS_SQL.ratioStats, [tenantId, from, to]);
     const row = rows[0];
     return { median: row.median, buckets: Array.from({ length: RATIO_BUCKETS }, (_, i) => Number(row[`b${i}`])) };
   }
 
   async recentFailures({ tenantId, from, to }: AnalyticsRange, limit: number): Promise<FailedJob[]> {
-    const { rows } = await this.pg.pool.query<FailedJob>(ANALYTICS_SQL.recentFailures, [tenantId, from, to, limit]);
+    const { rows } = await this.replica.query<FailedJob>(ANALYTICS_SQL.recentFailures, [tenantId, from, to, limit]);
     return rows;
   }
 
   /** How many of the tenant's sessions are at or above `utilization`, and the fullest `limit` of them. */
   async sessionsNearBudget(tenantId: string, utilization: number, limit: number): Promise<{ count: number; sessions: NearBudgetSession[] }> {
     const [count, top] = await Promise.all([
-      this.pg.pool.query<{ count: number }>(ANALYTICS_SQL.nearBudgetCount, [tenantId, utilization]),
-      this.pg.pool.query<NearBudgetSession>(ANALYTICS_SQL.nearBudgetTop, [tenantId, utilization, limit]),
+      this.replica.query<{ count: number }>(ANALYTICS_SQL.nearBudgetCount, [tenantId, utilization]),
+      this.replica.query<NearBudgetSession>(ANALYTICS_SQL.nearBudgetTop, [tenantId, utilization, limit]),
     ]);
     return { count: count.rows[0].count, sessions: top.rows };
   }

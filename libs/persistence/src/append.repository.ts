@@ -68,7 +68,10 @@ const MESSAGE_COLUMNS = 10;
 const SESSION_PARAMS = 13;
 /** Postgres allows 65,535 parameters per statement; 13 + 500 messages × 10 stay far below. */
 
-/** Batches up to this many messages use a named (prepared) statement: the common single-message append is parsed and planned once per connection. */
+/**
+ * Batches up to this many messages use a named (prepared) statement: the common single-message append is parsed and planned once per connection.
+ * Off with DATABASE_PREPARED_STATEMENTS=false (PgBouncer before 1.21 in transaction mode: a name prepared on one server connection is unknown on the next).
+ */
 const PREPARED_MAX_ROWS = 4;
 
 /**
@@ -77,7 +80,14 @@ const PREPARED_MAX_ROWS = 4;
  * `rowVersion`, it writes only if the session row is still the version the plan was made from
  * (its `xmin`, which every update of the row changes): otherwise it writes nothing and returns no row.
  */
-function appendStatement(tenantId: string, session: SessionRecord, plan: AppendPlan, now: Date, rowVersion?: string): { name?: string; text: string; values: unknown[] } {
+function appendStatement(
+  tenantId: string,
+  session: SessionRecord,
+  plan: AppendPlan,
+  now: Date,
+  named: boolean,
+  rowVersion?: string,
+): { name?: string; text: string; values: unknown[] } {
   const lastSeq = session.lastSeq + plan.rows.length;
   const addedTokens = plan.rows.reduce((sum, r) => sum + r.tokens, 0);
   const params: unknown[] = [
@@ -143,7 +153,7 @@ function appendStatement(tenantId: string, session: SessionRecord, plan: AppendP
        SELECT id, 'append', $2, $6, $9, $10, $8 FROM updated
      )${snapshot}
      SELECT * FROM updated`;
-  const name = plan.rows.length <= PREPARED_MAX_ROWS ? `append-${plan.rows.length}${rowVersion === undefined ? '' : '-guarded'}${plan.goal === undefined ? '' : '-goal'}${plan.snapshot ? '-snapshot' : ''}` : undefined;
+  const name = named && plan.rows.length <= PREPARED_MAX_ROWS ? `append-${plan.rows.length}${rowVersion === undefined ? '' : '-guarded'}${plan.goal === undefined ? '' : '-goal'}${plan.snapshot ? '-snapshot' : ''}` : undefined;
   return { name, text, values: params };
 }
 
@@ -191,7 +201,7 @@ export class AppendRepository {
       return null;
     }
     const now = new Date();
-    const { rows } = await this.pg.pool.query<SessionRow>(appendStatement(request.tenantId, session, plan, now, rowVersion));
+    const { rows } = await this.pg.pool.query<SessionRow>(appendStatement(request.tenantId, session, plan, now, this.pg.preparedStatements, rowVersion));
     if (rows.length === 0) return null;
     const updated = toSessionRecord(rows[0]);
     const firstSeq = session.lastSeq + 1;
@@ -238,7 +248,7 @@ export class AppendRepository {
 
     const plan = await request.plan(session, created, (ids) => this.knownToolUseIds(client, session.id, ids));
     const now = new Date();
-    const { rows: updatedRows } = await client.query<SessionRow>(appendStatement(tenantId, session, plan, now));
+    const { rows: updatedRows } = await client.query<SessionRow>(appendStatement(tenantId, session, plan, now, this.pg.preparedStatements));
     const updated = toSessionRecord(updatedRows[0]);
     const firstSeq = session.lastSeq + 1;
     const response = plan.respond(firstSeq, updated.lastSeq, updated);

@@ -1,5 +1,6 @@
 export * from './prisma.service';
 export * from './pg-pool.service';
+export * from './read-replica.service';
 export * from './persistence.module';
 export * from './health.repository';
 export * from './idempotency.repository';

@@ -10,6 +10,7 @@ import { IdempotencyRepository } from './idempotency.repository';
 import { MessageRepository } from './message.repository';
 import { PgPoolService } from './pg-pool.service';
 import { PrismaService } from './prisma.service';
+import { ReadReplica } from './read-replica.service';
 import { SessionRepository } from './session.repository';
 import { SnapshotRepository } from './snapshot.repository';
 import { TenantRepository } from './tenant.repository';
@@ -31,16 +32,25 @@ const repositories = [
 
 @Module({})
 export class PersistenceModule {
-  static forRoot(options: { databaseUrl: string }): DynamicModule {
+  /**
+   * `replicaUrl`: heavy reads (analytics, export) go there (ReadReplica); without it, to the primary.
+   * `preparedStatements` false: no named statements (PgBouncer < 1.21 in transaction mode).
+   */
+  static forRoot(options: { databaseUrl: string; replicaUrl?: string; replicaExportWaitMs?: number; preparedStatements?: boolean }): DynamicModule {
     return {
       module: PersistenceModule,
       global: true,
       providers: [
         { provide: PrismaService, useFactory: () => new PrismaService(options.databaseUrl) },
-        { provide: PgPoolService, useFactory: () => new PgPoolService(options.databaseUrl) },
+        { provide: PgPoolService, useFactory: () => new PgPoolService(options.databaseUrl, { preparedStatements: options.preparedStatements }) },
+        {
+          provide: ReadReplica,
+          useFactory: (pg: PgPoolService, prisma: PrismaService) => new ReadReplica({ url: options.replicaUrl, exportWaitMs: options.replicaExportWaitMs ?? 2000 }, pg, prisma),
+          inject: [PgPoolService, PrismaService],
+        },
         ...repositories,
       ],
-      exports: [PrismaService, PgPoolService, ...repositories],
+      exports: [PrismaService, PgPoolService, ReadReplica, ...repositories],
     };
   }
 }

@@ -10,9 +10,9 @@ export const PG_CONNECTION_TIMEOUT_MS = 5000;
  * event without a listener crashes the process. Every client gets a listener as soon as it
  * connects; the pool drops the dead client and the next query opens a new connection.
  */
-export function createPgPool(databaseUrl: string, max = 10): Pool {
+export function createPgPool(databaseUrl: string, max = 10, connectionTimeoutMillis = PG_CONNECTION_TIMEOUT_MS, applicationName?: string): Pool {
   const logger = new Logger('PgPool');
-  const pool = new Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis: PG_CONNECTION_TIMEOUT_MS });
+  const pool = new Pool({ connectionString: databaseUrl, max, connectionTimeoutMillis, ...(applicationName ? { application_name: applicationName } : {}) });
   const onError = (error: Error) => logger.warn(`PostgreSQL connection lost: ${error.message}`);
   pool.on('error', onError);
   pool.on('connect', (client) => client.on('error', onError));
@@ -27,9 +27,15 @@ export function createPgPool(databaseUrl: string, max = 10): Pool {
 @Injectable()
 export class PgPoolService implements OnModuleDestroy {
   readonly pool: Pool;
+  /**
+   * Whether hot statements may be named (prepared once per connection). DATABASE_PREPARED_STATEMENTS=false
+   * turns it off for poolers in transaction mode that cannot track named statements (PgBouncer < 1.21).
+   */
+  readonly preparedStatements: boolean;
 
-  constructor(databaseUrl: string) {
+  constructor(databaseUrl: string, options: { preparedStatements?: boolean } = {}) {
     this.pool = createPgPool(databaseUrl);
+    this.preparedStatements = options.preparedStatements ?? true;
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Prisma, SnapshotKind } from './generated/prisma/client';
 import { insertSessionEvents } from './event.repository';
 import { PrismaService } from './prisma.service';
+import { ReadReplica, ReadSource } from './read-replica.service';
 
 export interface SnapshotRecord {
   id: string;
@@ -31,7 +32,10 @@ const toRecord = (r: Row): SnapshotRecord => ({
 /** Snapshots (SPEC.md "Snapshot"): immutable pointers to context versions, and the versions' lookups restores and diffs need. */
 @Injectable()
 export class SnapshotRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly replica: ReadReplica,
+  ) {}
 
   /** Newest first; `before` is a snapshot id to page from. */
   async list(sessionId: string, limit: number, before?: { createdAt: Date; id: string }): Promise<SnapshotRecord[]> {
@@ -99,12 +103,21 @@ export class SnapshotRepository {
   }
 
   /**
+   * Where an export reads (ReadReplica.exportSource): the read replica once it has replayed every write the
+   * primary had committed when the export began, else the primary. Ask after reading the session, so its
+   * lastSeq is covered.
+   */
+  exportSource(): Promise<ReadSource> {
+    return this.replica.exportSource();
+  }
+
+  /**
    * The export's small parts, read before its history is streamed (versions, checkpoints,
    * snapshots, jobs), and the last event id then, so the streamed pages stop at the same instant.
    */
-  async exportMeta(sessionId: string) {
-    const [versions, checkpoints, snapshots, jobs, lastEvent] = await Promise.all([
-      this.prisma.contextVersion.findMany({
+  async exportMeta(sessionId: string, source: ReadSource) {
+    const [versions, checkpoints, snapshots, jobs, lastEvent] = await this.replica.prisma(source, (db) => Promise.all([
+      db.contextVersion.findMany({
         where: { sessionId },
         orderBy: { number: 'asc' },
         select: {
@@ -122,26 +135,26 @@ export class SnapshotRepository {
           checkpoints: { orderBy: { position: 'asc' }, select: { checkpoint: { select: { contentId: true } } } },
         },
       }),
-      this.prisma.checkpoint.findMany({ where: { sessionId }, orderBy: [{ fromSeq: 'asc' }, { createdAt: 'asc' }] }),
-      this.prisma.snapshot.findMany({ where: { sessionId }, orderBy: { createdAt: 'asc' }, select: SELECT }),
-      this.prisma.compactionJob.findMany({ where: { sessionId }, orderBy: { createdAt: 'asc' }, omit: { intermediate: true } }),
-      this.prisma.event.findFirst({ where: { sessionId }, orderBy: { id: 'desc' }, select: { id: true } }),
-    ]);
+      db.checkpoint.findMany({ where: { sessionId }, orderBy: [{ fromSeq: 'asc' }, { createdAt: 'asc' }] }),
+      db.snapshot.findMany({ where: { sessionId }, orderBy: { createdAt: 'asc' }, select: SELECT }),
+      db.compactionJob.findMany({ where: { sessionId }, orderBy: { createdAt: 'asc' }, omit: { intermediate: true } }),
+      db.event.findFirst({ where: { sessionId }, orderBy: { id: 'desc' }, select: { id: true } }),
+    ]));
     return { versions, checkpoints, snapshots: snapshots.map(toRecord), jobs, lastEventId: lastEvent?.id ?? 0n };
   }
 
   /** One page of the export's history: messages after `afterSeq` up to `throughSeq`, by seq (the (session_id, seq) key). */
-  async exportMessages(sessionId: string, afterSeq: number, throughSeq: number, limit: number) {
-    return this.prisma.message.findMany({
+  async exportMessages(sessionId: string, afterSeq: number, throughSeq: number, limit: number, source: ReadSource) {
+    return this.replica.prisma(source, (db) => db.message.findMany({
       where: { sessionId, seq: { gt: afterSeq, lte: throughSeq } },
       orderBy: { seq: 'asc' },
       take: limit,
       select: { seq: true, role: true, raw: true, format: true, blocks: true, pinned: true, tags: true, tokens: true, createdAt: true },
-    });
+    }));
   }
 
   /** One page of the export's events: ids after `afterId` up to `throughId` (the (session_id, id) index). */
-  async exportEvents(sessionId: string, afterId: bigint, throughId: bigint, limit: number) {
-    return this.prisma.event.findMany({ where: { sessionId, id: { gt: afterId, lte: throughId } }, orderBy: { id: 'asc' }, take: limit });
+  async exportEvents(sessionId: string, afterId: bigint, throughId: bigint, limit: number, source: ReadSource) {
+    return this.replica.prisma(source, (db) => db.event.findMany({ where: { sessionId, id: { gt: afterId, lte: throughId } }, orderBy: { id: 'asc' }, take: limit }));
   }
 }

@@ -10,3 +10,4 @@ export * from './codex-cli';
 export * from './tcp-relay';
 export * from './redis-server';
 export * from './fault-stack';
+export * from './postgres-cluster';

@@ -1,4 +1,4 @@
-import { databaseUrl, Env, host, httpUrl, loadConfig, logLevel, port, positiveInt, redisUrl, tenantLimitFields } from '@compactor/config';
+import { databaseUrl, Env, host, httpUrl, loadConfig, logLevel, port, positiveInt, redisUrl, tenantLimitFields, databaseDeploymentFields } from '@compactor/config';
 import { z } from 'zod';
 
 export const apiConfigSchema = z.object({
@@ -6,6 +6,7 @@ export const apiConfigSchema = z.object({
   HOST: host.default('127.0.0.1'),
   PORT: port.default(3000),
   DATABASE_URL: databaseUrl.default('postgresql://postgres@127.0.0.1:5432/compactor'),
+  ...databaseDeploymentFields,
   REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
   LOG_LEVEL: logLevel.default('info'),
   /** Tool results are large: request bodies up to this many megabytes are accepted, larger ones get 413. */

@@ -12,7 +12,7 @@ import {
   Treatment,
   VersionPrefix,
 } from '@compactor/compaction';
-import { canonicalOf, CompactionRepository, MessageRepository, prefixOf, SessionRecord, SnapshotRecord, SnapshotRepository } from '@compactor/persistence';
+import { canonicalOf, CompactionRepository, MessageRepository, prefixOf, ReadSource, SessionRecord, SnapshotRecord, SnapshotRepository } from '@compactor/persistence';
 import { EventPublisher } from '@compactor/jobs';
 import { resolveModel } from '@compactor/tokens';
 import { sessionPolicy } from '../sessions/session-config';
@@ -229,7 +229,9 @@ export class SnapshotsService {
    */
   async *exportChunks(tenantId: string, externalId: string): AsyncGenerator<string> {
     const session = await this.sessions.require(tenantId, externalId);
-    const [meta, head] = await Promise.all([this.snapshots.exportMeta(session.id), this.compactions.head(session.id, session.headVersionId)]);
+    // Read after the session (on the primary), so the replica, when chosen, has every message through its lastSeq.
+    const source = await this.snapshots.exportSource();
+    const [meta, head] = await Promise.all([this.snapshots.exportMeta(session.id, source), this.compactions.head(session.id, session.headVersionId)]);
     const document = {
       format: 'compactor.session-export.v1',
       exportedAt: new Date().toISOString(),
@@ -250,7 +252,7 @@ export class SnapshotsService {
     yield `${JSON.stringify(document).slice(0, -1)},"messages":[`;
     let first = true;
     for (let after = 0, size = EXPORT_FIRST_PAGE; after < session.lastSeq; ) {
-      const { items, lastSeq } = await this.exportMessagePage(session.id, after, session.lastSeq, size);
+      const { items, lastSeq } = await this.exportMessagePage(session.id, after, session.lastSeq, size, source);
       if (items.length === 0) break;
       after = lastSeq;
       size = nextExportPage(items.length, items.reduce((sum, item) => sum + item.length, 0));
@@ -264,7 +266,7 @@ export class SnapshotsService {
     yield ',"events":[';
     first = true;
     for (let after = 0n; after < meta.lastEventId; ) {
-      const page = await this.snapshots.exportEvents(session.id, after, meta.lastEventId, EXPORT_PAGE);
+      const page = await this.snapshots.exportEvents(session.id, after, meta.lastEventId, EXPORT_PAGE, source);
       if (page.length === 0) break;
       yield* joinItems(
         page.map((e) => JSON.stringify({ id: e.id.toString(), type: e.type, line: e.line, data: e.data, createdAt: e.createdAt })),
@@ -277,8 +279,8 @@ export class SnapshotsService {
   }
 
   /** One page of the export's messages as JSON text; the rows themselves are not kept while the text goes out. */
-  private async exportMessagePage(sessionId: string, afterSeq: number, throughSeq: number, limit: number): Promise<{ items: string[]; lastSeq: number }> {
-    const rows = await this.snapshots.exportMessages(sessionId, afterSeq, throughSeq, limit);
+  private async exportMessagePage(sessionId: string, afterSeq: number, throughSeq: number, limit: number, source: ReadSource): Promise<{ items: string[]; lastSeq: number }> {
+    const rows = await this.snapshots.exportMessages(sessionId, afterSeq, throughSeq, limit, source);
     return { items: rows.map((m) => JSON.stringify(exportedMessage(m))), lastSeq: rows.at(-1)?.seq ?? afterSeq };
   }
 }

@@ -1,4 +1,4 @@
-import { databaseUrl, Env, loadConfig, logLevel, positiveInt, redisUrl, tenantLimitFields } from '@compactor/config';
+import { databaseUrl, Env, loadConfig, logLevel, positiveInt, redisUrl, tenantLimitFields, databaseDeploymentFields } from '@compactor/config';
 import { offloadCompactEnvLayer } from '@compactor/compaction';
 import { summarizerConfigSchema } from '@compactor/llm';
 import { z } from 'zod';
@@ -6,6 +6,8 @@ import { z } from 'zod';
 export const workerConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
   DATABASE_URL: databaseUrl.default('postgresql://postgres@127.0.0.1:5432/compactor'),
+  /** The worker runs no heavy reads, so no replica; named statements follow the API's setting. */
+  DATABASE_PREPARED_STATEMENTS: databaseDeploymentFields.DATABASE_PREPARED_STATEMENTS,
   REDIS_URL: redisUrl.default('redis://127.0.0.1:6379'),
   LOG_LEVEL: logLevel.default('info'),
   /** BullMQ key prefix, shared with the API. */
