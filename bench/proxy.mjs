@@ -20,6 +20,10 @@ import { generateSession, realSessions } from './lib/workload.mjs';
 const SESSIONS = 8;
 const TURNS_PER_SESSION = 16;
 const SESSION_MESSAGES = 200;
+/** Issue #21: continuing sessions of these sizes, measured side by side, and how many rounds and turns. */
+const LONG_SESSION_SIZES = [100, 1000];
+const LONG_SESSION_ROUNDS = 3;
+const LONG_SESSION_TURNS = 12;
 /** Between two turns of one session (an agent runs its tools meanwhile); the answer is recorded then, off the request's path. */
 const THINK_MS = 25;
 const MODELS = { anthropic: 'claude-opus-4-5', openai: 'gpt-4o', responses: 'gpt-4o', codex: 'gpt-5.5' };
@@ -371,6 +375,7 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
   // Prompt caching on a Claude Code-shaped loop, and a session's first request with 100 messages.
   const claudeLoop = await claudeCodeShapedLoop({ apiUrl, key, databaseUrl, upstream, log });
   const firstRequest = await firstRequestLatency({ key, proxyUrl, directUrl, providerHeaders, log });
+  const long = await longSessionLatency({ key, proxyUrl, directUrl, providerHeaders, log });
   await upstream.close();
 
   const target = 10;
@@ -418,6 +423,8 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
     prefix.markdown,
     '',
     ...sideBySide(rows, firstRequest, claudeLoop),
+    '',
+    ...longSessionSection(long),
   ];
   return lines.join('\n');
 }
@@ -440,6 +447,22 @@ function ratios(rows) {
 }
 
 /** The three issue #19 targets in one table: a first request of 100 messages, a continuing session, prompt-cache prefix reuse. */
+function longSessionSection(long) {
+  const [short, longest] = long;
+  const gap = longest.added50 - short.added50;
+  return [
+    '### Continuing sessions of 100 and 1,000 messages (issue #21, same run)',
+    '',
+    `Anthropic-shaped generated coding-agent sessions with every text cut to 300 characters, so that 1,000 messages fit the model's window and the whole history is forwarded each turn (a fitted or compacted context would end the run); ${LONG_SESSION_ROUNDS} sessions of each size, one of each in turn, ${LONG_SESSION_TURNS} non-streamed turns each, direct and through the proxy in turn.`,
+    '',
+    '| session | n | request body | direct p50 | proxy p50 | added p50 | proxy work before forwarding p50 | by stage (p50, ms) |',
+    '|---|---:|---:|---:|---:|---:|---:|---|',
+    ...long.map((r) => `| ${fmtInt(r.size)} messages | ${r.n} | ${fmt(r.bytes / 1024, 0)} KB | ${fmt(r.direct50)} ms | ${fmt(r.proxy50)} ms | **${fmt(r.added50)} ms** | ${fmt(r.work50)} ms | ${r.stages} |`),
+    '',
+    `Target: the 1,000-message session's added p50 within 2 ms of the 100-message session's: ${fmt(gap)} ms, **${gap <= 2 ? 'met' : 'missed'}**.`,
+  ];
+}
+
 function sideBySide(rows, first, loop) {
   const continuing = rows.find((r) => r.name === 'anthropic non-streamed: whole answer');
   const openaiContinuing = rows.find((r) => r.name === 'openai non-streamed: whole answer');
@@ -465,6 +488,75 @@ function sideBySide(rows, first, loop) {
 const sessionsPath = (apiUrl) => `${apiUrl}/v1/sessions`;
 
 /** The first request of new sessions holding 100 messages, through the proxy and directly, interleaved. */
+/** Every text of a generated Anthropic message cut to `max` characters: many messages that still fit a window. */
+function shortened(message, max) {
+  const cut = (text) => (typeof text === 'string' && text.length > max ? text.slice(0, max) : text);
+  if (typeof message.content === 'string') return { ...message, content: cut(message.content) };
+  return {
+    ...message,
+    content: message.content.map((block) =>
+      block.type === 'text' ? { ...block, text: cut(block.text) } : block.type === 'tool_result' && typeof block.content === 'string' ? { ...block, content: cut(block.content) } : block,
+    ),
+  };
+}
+
+/**
+ * Issue #21 item 4: continuing sessions of 100 and of 1,000 messages, the same shape (generated Anthropic-shaped
+ * coding-agent turns, every text cut to 300 characters so 1,000 messages stay within the model's window and the whole
+ * history is forwarded), measured in turn round by round. What the proxy does per turn should follow what was
+ * appended, not the session's length.
+ */
+async function longSessionLatency({ key, proxyUrl, directUrl, providerHeaders, log }) {
+  const format = 'anthropic';
+  const out = {};
+  for (const size of LONG_SESSION_SIZES) out[size] = { proxy: [], direct: [], work: [], bytes: 0, stages: {} };
+  for (let round = 0; round < LONG_SESSION_ROUNDS + 1; round += 1) {
+    for (const size of round % 2 ? [...LONG_SESSION_SIZES].reverse() : LONG_SESSION_SIZES) {
+      const session = generateSession(9500 + round * 10 + size, size - 1, format);
+      const messages = session.messages.map((m) => shortened(m, 300));
+      const headers = { ...providerHeaders(format), 'x-compactor-key': key, 'x-compactor-session': `bench-long-${size}-${round}-${randomUUID().slice(0, 8)}` };
+      const body = () => ({ model: MODELS[format], max_tokens: 1024, ...(session.system ? { system: session.system } : {}), messages });
+      messages.push({ role: 'user', content: 'Continue with the next step.' });
+      // The first request stores the history (not measured: an agent pays it once).
+      const first = await post(proxyUrl(format), headers, body());
+      if (first.status !== 200) throw new Error(`long session ${size}: ${first.status} ${first.text.slice(0, 300)}`);
+      messages.push(answerMessage(format, first, false));
+      for (let t = 0; t < LONG_SESSION_TURNS; t += 1) {
+        messages.push({ role: 'user', content: `Step ${t}: check the next failing test and report.` });
+        const payload = body();
+        let p;
+        let d;
+        if (t % 2 === 0) {
+          d = await post(directUrl(format), { ...providerHeaders(format), 'x-bench-direct': '1' }, payload);
+          p = await post(proxyUrl(format), headers, payload);
+        } else {
+          p = await post(proxyUrl(format), headers, payload);
+          d = await post(directUrl(format), { ...providerHeaders(format), 'x-bench-direct': '1' }, payload);
+        }
+        if (p.status !== 200) throw new Error(`long session ${size}: ${p.status} ${p.text.slice(0, 300)}`);
+        if (p.headers['x-compactor-fallback'] || Number(p.headers['x-compactor-context-version'] ?? 0) > 0) throw new Error(`long session ${size}: the context was fitted or compacted, so it is not the whole history`);
+        if (round > 0) {
+          out[size].proxy.push(p.total);
+          out[size].direct.push(d.total);
+          const timing = String(p.headers['server-timing'] ?? '');
+          out[size].work.push(Number(/compactor;dur=([\d.]+)/.exec(timing)?.[1] ?? NaN));
+          for (const [, name, dur] of timing.matchAll(/(?:^|, )([a-z]+);dur=([\d.]+)/g)) if (name !== 'compactor') (out[size].stages[name] ??= []).push(Number(dur));
+          out[size].bytes = Buffer.byteLength(JSON.stringify(payload));
+        }
+        messages.push(answerMessage(format, p, false));
+        await sleep(THINK_MS);
+      }
+    }
+  }
+  const rows = LONG_SESSION_SIZES.map((size) => {
+    const x = out[size];
+    const stages = Object.entries(x.stages).map(([name, values]) => `${name} ${fmt(median(values))}`).join(', ');
+    return { size, n: x.proxy.length, direct50: median(x.direct), proxy50: median(x.proxy), added50: median(x.proxy) - median(x.direct), work50: median(x.work), bytes: x.bytes, stages };
+  });
+  for (const r of rows) log(`continuing session of ${r.size} messages: +${fmt(r.added50)} ms p50 (proxy work ${fmt(r.work50)} ms: ${r.stages}; n=${r.n})`);
+  return rows;
+}
+
 async function firstRequestLatency({ key, proxyUrl, directUrl, providerHeaders, log }) {
   const format = 'anthropic';
   const proxy = [];

@@ -22,9 +22,12 @@ const BENCHES = {
   analytics: () => import('../bench/analytics.mjs'),
   proxy: () => import('../bench/proxy.mjs'),
   hostile: () => import('../bench/hostile.mjs'),
+  scale: () => import('../bench/scale.mjs'),
 };
 /** Benchmarks that need a worker process running the compaction jobs next to the API. */
 const NEEDS_WORKER = new Set(['quality', 'proxy', 'hostile']);
+/** Benchmarks that start workers of their own (the worker is built, the runner starts none for them). */
+const STARTS_WORKERS = new Set(['scale']);
 /** Every option a benchmark reads: a value (`--name value` or `--name=value`) or a boolean flag. */
 const OPTIONS = {
   ...Object.fromEntries(['sessions', 'dump', 'seed', 'count', 'presets', 'concurrency', 'json', 'sets', 'aider', 'overrides'].map((name) => [name, { type: 'string' }])),
@@ -156,7 +159,7 @@ async function main() {
   const env = { ...process.env, NX_DAEMON: 'false', NX_NO_CLOUD: 'true' };
   const withWorker = selected.some((n) => NEEDS_WORKER.has(n));
   step(withWorker ? 'Building the API and the worker' : 'Building the API');
-  const buildArgs = withWorker ? ['run-many', '-t', 'build', '-p', 'api', 'worker', '--output-style=static'] : ['run', 'api:build', '--output-style=static'];
+  const buildArgs = withWorker || selected.some((n) => STARTS_WORKERS.has(n)) ? ['run-many', '-t', 'build', '-p', 'api', 'worker', '--output-style=static'] : ['run', 'api:build', '--output-style=static'];
   if ((await run(path.join(root, 'node_modules/.bin/nx'), buildArgs, { env })) !== 0) {
     throw new ServiceError('build failed');
   }
@@ -197,7 +200,7 @@ async function main() {
     for (const name of selected) {
       step(`bench: ${name}`);
       const bench = await BENCHES[name]();
-      const markdown = await bench.run({ apiUrl: `http://127.0.0.1:${PORT}`, key, databaseUrl: benchUrl, root, machine, options, log: (line) => console.log(`  ${line}`) });
+      const markdown = await bench.run({ apiUrl: `http://127.0.0.1:${PORT}`, key, databaseUrl: benchUrl, root, machine, options, serviceEnv, port: PORT, log: (line) => console.log(`  ${line}`) });
       if (!options['no-write']) writeSection(name, markdown);
       console.log(markdown);
     }
