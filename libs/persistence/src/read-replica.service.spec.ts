@@ -6,10 +6,10 @@ type QueryMock = jest.Mock<Promise<{ rows: unknown[] }>, [string, unknown[]?]>;
 
 /** A ReadReplica whose primary and replica pools are mocks (the real pools are made but never connect). */
 function setup(url: string | undefined, exportWaitMs = 0) {
-  const primaryQuery: QueryMock = jest.fn(async () => ({ rows: [{ from: 'primary', lsn: '0/100' }] }));
+  const primaryQuery: QueryMock = jest.fn<Promise<{ rows: unknown[] }>, [string, unknown[]?]>(async () => ({ rows: [{ from: 'primary', lsn: '0/100' }] }));
   const primary = { pool: { query: primaryQuery } } as unknown as PgPoolService;
   const replica = new ReadReplica({ url, exportWaitMs }, primary, {} as PrismaService);
-  const replicaQuery: QueryMock = jest.fn(async () => ({ rows: [{ from: 'replica' }] }));
+  const replicaQuery: QueryMock = jest.fn<Promise<{ rows: unknown[] }>, [string, unknown[]?]>(async () => ({ rows: [{ from: 'replica' }] }));
   const internals = replica as unknown as { pool: { query: QueryMock } | null };
   if (internals.pool) internals.pool.query = replicaQuery;
   return { replica, primaryQuery, replicaQuery };
