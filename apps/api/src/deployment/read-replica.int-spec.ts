@@ -190,8 +190,10 @@ describeWithServer('read replica (DATABASE_REPLICA_URL)', () => {
       { what: 'analytics back on the replica', timeoutMs: 15_000, intervalMs: 200 },
     );
     timings.backOnReplicaMs = Date.now() - t;
-    // One warning (this outage was shorter than the 5 s window), with no URL in it.
-    expect(api.output().match(/read replica unavailable/g)).toHaveLength(1);
+    // A warning at most once per 5 s window (one here unless the restart took longer), with no URL in it.
+    const warnings = api.output().match(/read replica unavailable/g) ?? [];
+    expect(warnings.length).toBeGreaterThanOrEqual(1);
+    expect(warnings.length).toBeLessThanOrEqual(1 + Math.floor(timings.backOnReplicaMs / 5000));
     expect(api.output()).not.toContain('postgresql://');
   }, 40_000);
 });
