@@ -22,7 +22,8 @@ describe('appends while a compaction runs', () => {
     fake = await startFakeLlm();
     api = await startTestApi();
     key = await api.tenantKey();
-    worker = await startWorkerFor(api.config, { COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-concurrency-0000000000' });
+    // No retry window: an LLM outage fails the run at once (the retry is reliability/job-failures.int-spec's).
+    worker = await startWorkerFor(api.config, { COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-concurrency-0000000000', COMPACTION_LLM_RETRY_WINDOW_MS: '0' });
   }, 60_000);
   afterAll(async () => {
     await worker?.stop();
@@ -109,7 +110,7 @@ describe('appends while a compaction runs', () => {
     expect(ctx.tokens).toBeLessThanOrEqual(ctx.usage.budget);
   }, 180_000);
 
-  it('an LLM that keeps failing: 3 attempts inside the provider, the job fails with the error recorded, the old head stays', async () => {
+  it('an LLM that keeps failing, with no retry window: 3 attempts inside the provider, the job fails with the error recorded, the old head stays', async () => {
     const id = 'llm-down-1';
     const append = (messages: unknown[]) =>
       http()
