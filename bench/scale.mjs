@@ -11,7 +11,7 @@
 //
 //   npm run bench -- scale
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
@@ -113,6 +113,7 @@ export async function run({ key, databaseUrl, root, machine, log, serviceEnv, po
         ),
       );
       const cpu0 = started.map((p) => cpuSeconds(p.child.pid));
+      const pg0 = postgresCpuSeconds();
       const client0 = process.cpuUsage();
       const t0 = performance.now();
       await Promise.all(
@@ -129,6 +130,7 @@ export async function run({ key, databaseUrl, root, machine, log, serviceEnv, po
       );
       const seconds = (performance.now() - t0) / 1000;
       const apiCpu = started.reduce((n, p, i) => n + cpuSeconds(p.child.pid) - cpu0[i], 0);
+      const pgCpu = postgresCpuSeconds() - pg0;
       const clientUsage = process.cpuUsage(client0);
       const clientCpu = (clientUsage.user + clientUsage.system) / 1e6;
       // Nothing lost, nothing duplicated: each session holds the system message, then exactly what was sent, in order, seqs 1..n.
@@ -147,7 +149,7 @@ export async function run({ key, databaseUrl, root, machine, log, serviceEnv, po
       const requests = CLIENTS * REQUESTS_PER_CLIENT;
       log(`${apis} API(s): ${fmtInt(requests / seconds)} appends/s, p50 ${fmt(percentile(latencies, 50))} ms, sessions not exact: ${bad}`);
       await stop(started);
-      return { apis, requests, seconds, perSecond: requests / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95), bad, apiCores: apiCpu / seconds, clientCores: clientCpu / seconds };
+      return { apis, requests, seconds, perSecond: requests / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95), bad, apiCores: apiCpu / seconds, clientCores: clientCpu / seconds, pgCores: pgCpu / seconds };
     };
     // Rounds interleave the configurations, so a load spike on this shared machine does not fall on one of them only.
     const appendRuns = [];
@@ -162,6 +164,7 @@ export async function run({ key, databaseUrl, root, machine, log, serviceEnv, po
       for (let i = 0; i < workers; i++) started.push(await startWorker());
       const tag = `scale-w${workers}-${randomBytes(3).toString('hex')}`;
       const cpu0 = started.map((p) => cpuSeconds(p.child.pid));
+      const pg0 = postgresCpuSeconds();
       const t0 = performance.now();
       const answers = await Promise.all(
         sessions.map((s, i) =>
@@ -191,6 +194,7 @@ export async function run({ key, databaseUrl, root, machine, log, serviceEnv, po
       }
       const seconds = (performance.now() - t0) / 1000;
       const workerCores = started.reduce((n, p, i) => n + cpuSeconds(p.child.pid) - cpu0[i], 0) / seconds;
+      const pgCores = (postgresCpuSeconds() - pg0) / seconds;
       const succeeded = jobs.filter((j) => j.status === 'succeeded');
       const unfinished = jobs.filter((j) => j.status === 'queued' || j.status === 'running').length;
       // No session ever had two compactions at once: the runs of one session never overlap in time.
@@ -221,6 +225,7 @@ export async function run({ key, databaseUrl, root, machine, log, serviceEnv, po
         overlaps,
         messagesOk: counts[0].messages === expected && counts[0].distinct_seqs === expected && counts[0].last_seqs === expected,
         workerCores,
+        pgCores,
       };
       log(`messages stored ${counts[0].messages}, distinct seqs ${counts[0].distinct_seqs}, sum of last seqs ${counts[0].last_seqs}, answered ${expected}`);
       log(`${workers} worker(s): ${succeeded.length} compactions in ${fmt(seconds)} s (${fmt(succeeded.length / seconds, 2)}/s), unfinished ${unfinished}, overlapping runs ${overlaps}`);
@@ -248,22 +253,22 @@ export async function run({ key, databaseUrl, root, machine, log, serviceEnv, po
     '',
     `**Appends.** ${CLIENTS} concurrent agent loops, each on its own session, send ${REQUESTS_PER_CLIENT} one-message appends each, spread round-robin over the API processes (as a load balancer would); the session window holds the whole history, so no compaction runs. Afterwards every session is checked: the messages sent, in order, seqs 1..n.`,
     '',
-    '| API processes | appends per run | appends/s (median run) | each run | vs 1 process | p50 | p95 | cores used by the APIs / the client | sessions not exact (all runs) |',
+    '| API processes | appends per run | appends/s (median run) | each run | vs 1 process | p50 | p95 | cores used by the APIs / PostgreSQL / the client | sessions not exact (all runs) |',
     '|---:|---:|---:|---|---:|---:|---:|---:|---:|',
-    ...appendRows.map((r) => `| ${r.apis} | ${fmtInt(r.requests)} | ${fmtInt(r.perSecond)} | ${r.runs.map((x) => fmtInt(x)).join(', ')} | ${fmt(r.perSecond / base, 2)}× | ${fmt(r.p50)} ms | ${fmt(r.p95)} ms | ${fmt(r.apiCores, 2)} / ${fmt(r.clientCores, 2)} | ${r.bad} |`),
+    ...appendRows.map((r) => `| ${r.apis} | ${fmtInt(r.requests)} | ${fmtInt(r.perSecond)} | ${r.runs.map((x) => fmtInt(x)).join(', ')} | ${fmt(r.perSecond / base, 2)}× | ${fmt(r.p50)} ms | ${fmt(r.p95)} ms | ${fmt(r.apiCores, 2)} / ${fmt(r.pgCores, 2)} / ${fmt(r.clientCores, 2)} | ${r.bad} |`),
     '',
     `**Compactions.** ${COMPACTION_SESSIONS} generated coding-agent sessions of ~${COMPACTION_SESSION_MESSAGES} messages (both shapes), each appended at once with a ${fmtInt(COMPACTION_WINDOW)}-token window, so each append crosses the threshold and schedules a compaction (\`balanced\`, local summarizer); two API processes take the appends. Timed from the first append until every job of those sessions has ended. Afterwards: no job left queued or running, no two runs of one session overlapping in time, and every message stored once.`,
     '',
-    '| workers | sessions per run | jobs | succeeded | skipped or failed | time | compactions/s (median run) | each run | vs 1 worker | cores used by the workers | left unfinished (all runs) | overlapping runs (all runs) | messages exact (all runs) |',
+    '| workers | sessions per run | jobs | succeeded | skipped or failed | time | compactions/s (median run) | each run | vs 1 worker | cores used by the workers / PostgreSQL | left unfinished (all runs) | overlapping runs (all runs) | messages exact (all runs) |',
     '|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---|',
     ...compactionRows.map(
       (r) =>
-        `| ${r.workers} | ${r.sessions} | ${r.jobs} | ${r.succeeded} | ${r.other} | ${fmt(r.seconds)} s | ${fmt(r.perSecond, 2)} | ${r.runs.map((x) => fmt(x, 2)).join(', ')} | ${fmt(r.perSecond / cbase, 2)}× | ${fmt(r.workerCores, 2)} | ${r.unfinished} | ${r.overlaps} | ${r.messagesOk ? 'yes' : '**no**'} |`,
+        `| ${r.workers} | ${r.sessions} | ${r.jobs} | ${r.succeeded} | ${r.other} | ${fmt(r.seconds)} s | ${fmt(r.perSecond, 2)} | ${r.runs.map((x) => fmt(x, 2)).join(', ')} | ${fmt(r.perSecond / cbase, 2)}× | ${fmt(r.workerCores, 2)} / ${fmt(r.pgCores, 2)} | ${r.unfinished} | ${r.overlaps} | ${r.messagesOk ? 'yes' : '**no**'} |`,
     ),
     '',
     `Checks: nothing lost or duplicated — ${allExact ? 'held in every configuration' : '**failed** (see the tables)'}; at most one compaction at a time per session and nothing left unfinished — ${noOverlap ? 'held in every configuration' : '**failed** (see the table)'}.`,
     '',
-    `What bounds the curve here: the machine has ${machineCores(machine)} cores, shared by every API process, every worker, PostgreSQL, Redis and the benchmark's own client. An append is short CPU work in the API plus two PostgreSQL round trips, and a compaction is CPU work in the worker (counting, the local summarizer, the facts ledger) plus its commit; once the processes together keep both cores busy, another process adds scheduling and memory, not throughput. On machines with more cores, the same measurement is the one to repeat: API processes and workers share nothing but PostgreSQL and Redis, so the curve is bounded there by cores, then by PostgreSQL's write rate.`,
+    `What bounds the curve here, read off the core columns (CPU seconds per second of wall time, from /proc; PostgreSQL's are all its processes on this machine, other work included): the machine has ${machineCores(machine)} cores, shared by every API process, every worker, PostgreSQL, Redis and the benchmark's own client. Appends: the API processes together use about the same CPU in every configuration, so more processes only split the same work; each append is a PostgreSQL commit (a WAL flush) plus CPU in PostgreSQL, and the time the client waits is mostly PostgreSQL and the scheduling of these processes on two cores, so the curve is flat or falls. Compactions: one worker already keeps about one core busy (the local summarizer, counting, the facts ledger); a second worker can use part of the other core, and a fourth only adds scheduling. On a machine with more cores, API processes and workers share nothing but PostgreSQL and Redis: the same measurement is the one to repeat there, and the bound moves to PostgreSQL's commit rate for appends and to cores for compactions.`,
   ].join('\n');
 }
 
@@ -276,6 +281,19 @@ function cpuSeconds(pid) {
   } catch {
     return NaN;
   }
+}
+/** CPU seconds of every PostgreSQL process on this machine (its backends for this run's pools live through a phase). */
+function postgresCpuSeconds() {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuSeconds(entry);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return total;
 }
 const rotate = (list, by) => [...list.slice(by % list.length), ...list.slice(0, by % list.length)];
 /** The run of median throughput, with the checks of every run folded in (a failure in any run shows). */
