@@ -3,6 +3,7 @@
 // checked for what an operator relies on: the right objects, probes on the API's health routes,
 // configuration from the Secret, migrations as a hook with compose's command, PDBs selecting
 // the right pods, and a grace period derived from the same shutdown timeout the process is given.
+// Every rendered object is also validated against Kubernetes' JSON schemas (helm-schema-check.mjs).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -122,6 +123,24 @@ function portNumber(c: Container, port: string | number): number {
   const named = (c.ports ?? []).find((p) => p.name === port);
   if (!named) throw new Error(`container ${c.name} has no port named ${port}`);
   return named.containerPort;
+}
+
+interface SchemaResult {
+  kind: string;
+  name: string;
+  errors: string | null;
+}
+
+/** Each object validated against Kubernetes' JSON schemas, in a child process (ESM-only package). */
+function schemaCheck(objects: unknown[]): SchemaResult[] {
+  const result = spawnSync(process.execPath, [path.join(__dirname, 'helm-schema-check.mjs')], {
+    cwd: repoRoot,
+    input: JSON.stringify(objects),
+    encoding: 'utf8',
+    timeout: 25_000,
+  });
+  if (result.status !== 0) throw new Error(`helm-schema-check.mjs failed (${result.status}): ${result.stderr}`);
+  return JSON.parse(result.stdout) as SchemaResult[];
 }
 
 function selects(selector: Record<string, string>, labels: Record<string, string>): boolean {
@@ -366,5 +385,26 @@ describe('Ingress', () => {
       ['api.example.com', name('api')],
       ['dash.example.com', name('dashboard')],
     ]);
+  });
+});
+
+describe('Kubernetes schemas', () => {
+  it.each([
+    ['defaults', () => defaults],
+    ['override', () => override],
+  ])('(%s) every rendered object is valid', (_label, objects) => {
+    const results = schemaCheck(objects());
+    expect(results).toHaveLength(objects().length);
+    expect(results.filter((r) => r.errors !== null)).toEqual([]);
+  });
+
+  it('rejects an object of the wrong shape, so the check above can fail', () => {
+    const deployment = structuredClone(find(defaults, 'Deployment', name('worker')));
+    const spec = podSpec(deployment) as unknown as Record<string, unknown>;
+    spec.terminationGracePeriodSeconds = '40';
+    delete (deployment.spec as Record<string, unknown>).selector;
+    const [result] = schemaCheck([deployment]);
+    expect(result.errors).toContain('terminationGracePeriodSeconds must be integer');
+    expect(result.errors).toContain('must have required property selector');
   });
 });
