@@ -408,3 +408,27 @@ describe('Kubernetes schemas', () => {
     expect(result.errors).toContain('must have required property selector');
   });
 });
+
+describe('optional parts', () => {
+  it('leaves out the dashboard, the migration Job and the PDBs when turned off', () => {
+    const objects = render([
+      ...REQUIRED,
+      ...['dashboard.enabled=false', 'migrations.enabled=false', 'api.pdb.enabled=false', 'worker.pdb.enabled=false'].flatMap((s) => ['--set', s]),
+    ]);
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort()).toEqual(
+      [`Deployment/${name('api')}`, `Deployment/${name('worker')}`, `Service/${name('api')}`, `Secret/${RELEASE}-compactor`].sort(),
+    );
+  });
+
+  it('refuses an Ingress with no host, or one for a dashboard that is turned off', () => {
+    expect(refusal([...REQUIRED, '--set', 'ingress.enabled=true'])).toContain('ingress.enabled needs ingress.apiHost or ingress.dashboardHost');
+    expect(
+      refusal([...REQUIRED, '--set', 'ingress.enabled=true', '--set', 'ingress.dashboardHost=d.example.com', '--set', 'dashboard.enabled=false']),
+    ).toContain('dashboard.enabled is false');
+  });
+
+  it('uses a given dashboard.apiUrl instead of the in-cluster API Service', () => {
+    const objects = render([...REQUIRED, '--set', 'dashboard.apiUrl=https://api.example.com']);
+    expect(envValue(container(find(objects, 'Deployment', name('dashboard'))), 'COMPACTOR_API_URL')).toBe('https://api.example.com');
+  });
+});
