@@ -202,6 +202,34 @@ describe('AppendRepository (real Postgres)', () => {
     expect(await events()).toHaveLength(1);
   });
 
+  it('stores the answer to an Idempotency-Key in the guarded statement, replays it, and refuses the key for another request', async () => {
+    const { tenantId, externalId } = await newSession();
+    const read = await sessions.find(tenantId, externalId);
+    const keyed = (texts: string[], requestHash: string, observed = read) => ({ ...request(tenantId, externalId, observed, texts), idempotency: { key: 'k-1', requestHash } });
+    const sent = statements();
+    const first = await appends.append(keyed(['once'], 'hash-a'));
+    jest.restoreAllMocks();
+    expect(first).toMatchObject({ kind: 'appended', firstSeq: 1, lastSeq: 1, response: { firstSeq: 1, lastSeq: 1 } });
+    // The key's lookup, then one statement: no transaction.
+    expect(sent).toEqual(['SELECT request_hash', 'WITH updated']);
+    const again = await sessions.find(tenantId, externalId);
+    const replay = keyed(['once'], 'hash-a', again);
+    expect(await appends.append(replay)).toEqual({ kind: 'replayed', response: { firstSeq: 1, lastSeq: 1 } });
+    expect(replay.plannedOn).toHaveLength(0);
+    expect(await appends.append(keyed(['other'], 'hash-b', again))).toEqual({ kind: 'key-reused' });
+    expect((await stored(externalId)).map((m) => m.text)).toEqual(['once']);
+  });
+
+  it('appends once when two requests with the same key race on one row version: the other replays the answer', async () => {
+    const { tenantId, externalId } = await newSession();
+    const read = await sessions.find(tenantId, externalId);
+    const keyed = () => ({ ...request(tenantId, externalId, read, ['raced']), idempotency: { key: 'k-race', requestHash: 'same' } });
+    const outcomes = await Promise.all([appends.append(keyed()), appends.append(keyed()), appends.append(keyed())]);
+    expect(outcomes.map((o) => o.kind).sort()).toEqual(['appended', 'replayed', 'replayed']);
+    for (const o of outcomes) expect(o.kind === 'replayed' || o.kind === 'appended' ? o.response : null).toEqual({ firstSeq: 1, lastSeq: 1 });
+    expect(await stored(externalId)).toEqual([{ seq: 1, text: 'raced' }]);
+  });
+
   it('checks tool-result ids against the stored history on the guarded path', async () => {
     const { tenantId, externalId } = await newSession();
     await appends.append({ ...request(tenantId, externalId, null, ['call']), plan: async (s) => ({ ...(await request(tenantId, externalId, null, ['call']).plan(s, false, async () => [])), rows: [{ ...row('call'), toolUseIds: ['call_1'] }] }) });

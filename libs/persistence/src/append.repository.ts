@@ -34,8 +34,8 @@ export interface AppendPlan {
   goal?: Prisma.InputJsonValue;
   /** Seed 004's automatic snapshot: this append crossed the policy's snapshot threshold. */
   snapshot?: { metadata: Prisma.InputJsonValue; line: string };
-  /** The response to store with the idempotency key; built from the seqs assigned. */
-  respond(firstSeq: number, lastSeq: number, session: SessionRecord): Prisma.InputJsonValue;
+  /** The response to store with the idempotency key; built from the seqs assigned (known before the write: the session's next seqs). */
+  respond(firstSeq: number, lastSeq: number): Prisma.InputJsonValue;
 }
 
 export interface AppendRequest {
@@ -87,6 +87,7 @@ function appendStatement(
   now: Date,
   named: boolean,
   rowVersion?: string,
+  idempotency?: { key: string; requestHash: string; response: Prisma.InputJsonValue },
 ): { name?: string; text: string; values: unknown[] } {
   const lastSeq = session.lastSeq + plan.rows.length;
   const addedTokens = plan.rows.reduce((sum, r) => sum + r.tokens, 0);
@@ -137,6 +138,13 @@ function appendStatement(
          SELECT id, ${param(tenantId)}, 'snapshot-created', ${param(plan.snapshot.line)}, ${param(JSON.stringify({ kind: 'threshold', lastSeq }))}::jsonb, $8 FROM updated
        )`
     : '';
+  // The answer kept for the request's Idempotency-Key, in the same statement as what it answers for.
+  const idempotent = idempotency
+    ? `, idempotent AS (
+         INSERT INTO idempotency_records (session_id, key, request_hash, status, response, created_at)
+         SELECT id, ${param(idempotency.key)}, ${param(idempotency.requestHash)}, 201, ${param(JSON.stringify(idempotency.response))}::json, $8 FROM updated
+       )`
+    : '';
   // Every insert reads from `updated`: when the guard finds the row changed, nothing is written.
   const text = `WITH updated AS (
        UPDATE sessions SET last_seq = $2, last_role = $3::"MessageRole", open_tool_use_ids = $4::text[],
@@ -151,9 +159,9 @@ function appendStatement(
      ), usage AS (
        INSERT INTO usage_points (session_id, kind, seq, context_tokens, budget, threshold, created_at)
        SELECT id, 'append', $2, $6, $9, $10, $8 FROM updated
-     )${snapshot}
+     )${snapshot}${idempotent}
      SELECT * FROM updated`;
-  const name = named && plan.rows.length <= PREPARED_MAX_ROWS ? `append-${plan.rows.length}${rowVersion === undefined ? '' : '-guarded'}${plan.goal === undefined ? '' : '-goal'}${plan.snapshot ? '-snapshot' : ''}` : undefined;
+  const name = named && plan.rows.length <= PREPARED_MAX_ROWS ? `append-${plan.rows.length}${rowVersion === undefined ? '' : '-guarded'}${plan.goal === undefined ? '' : '-goal'}${plan.snapshot ? '-snapshot' : ''}${idempotency ? '-idempotent' : ''}` : undefined;
   return { name, text, values: params };
 }
 
@@ -166,13 +174,15 @@ export class AppendRepository {
    * planned on that read and written by one guarded statement, without a transaction or a lock:
    * two round trips in all with the read. When anything changed the row since the read (another
    * append, a compaction's commit, a settings change), the guard writes nothing and the append
-   * runs as before: one transaction on plain pg that locks the row and plans again. An append is
+   * runs as before: one transaction on plain pg that locks the row and plans again. With an
+   * Idempotency-Key, the key's earlier answer is looked up first, and the new answer is stored by
+   * the same statement as the messages it answers for. An append is
    * the hottest write, and Prisma's per-query overhead was most of a single-message append's
    * latency (docs/benchmarks.md).
    */
   async append(request: AppendRequest): Promise<AppendOutcome> {
     const observed = request.observed;
-    if (observed?.rowVersion !== undefined && !request.idempotency) {
+    if (observed?.rowVersion !== undefined) {
       const outcome = await this.appendIfUnchanged(request, observed, observed.rowVersion);
       if (outcome) return outcome;
     }
@@ -192,6 +202,11 @@ export class AppendRepository {
 
   /** The optimistic path: null when the session changed since it was read (or the plan refused what may be stale), for the locked path to decide. */
   private async appendIfUnchanged(request: AppendRequest, session: SessionRecord, rowVersion: string): Promise<AppendOutcome | null> {
+    // A key answered before is answered the same way (or refused as reused) without planning anything.
+    if (request.idempotency) {
+      const previous = await this.previousAnswer(this.pg.pool, session.id, request.idempotency);
+      if (previous) return previous;
+    }
     const knownToolUseIds = (ids: string[]) => this.knownToolUseIds(this.pg.pool, session.id, ids);
     let plan: AppendPlan;
     try {
@@ -201,11 +216,24 @@ export class AppendRepository {
       return null;
     }
     const now = new Date();
-    const { rows } = await this.pg.pool.query<SessionRow>(appendStatement(request.tenantId, session, plan, now, this.pg.preparedStatements, rowVersion));
-    if (rows.length === 0) return null;
-    const updated = toSessionRecord(rows[0]);
     const firstSeq = session.lastSeq + 1;
-    return { kind: 'appended', session: updated, created: false, firstSeq, lastSeq: updated.lastSeq, response: plan.respond(firstSeq, updated.lastSeq, updated) };
+    const lastSeq = session.lastSeq + plan.rows.length;
+    const response = plan.respond(firstSeq, lastSeq);
+    // Another request with the same key that won the race changed the row too: the guard writes nothing, and the locked path replays its answer.
+    const idempotency = request.idempotency ? { ...request.idempotency, response } : undefined;
+    const { rows } = await this.pg.pool.query<SessionRow>(appendStatement(request.tenantId, session, plan, now, this.pg.preparedStatements, rowVersion, idempotency));
+    if (rows.length === 0) return null;
+    return { kind: 'appended', session: toSessionRecord(rows[0]), created: false, firstSeq, lastSeq, response };
+  }
+
+  /** The stored answer to an Idempotency-Key: replayed when the request is the same, refused when the key was used for another. */
+  private async previousAnswer(db: Pick<PoolClient, 'query'>, sessionId: string, idempotency: { key: string; requestHash: string }): Promise<AppendOutcome | null> {
+    const { rows } = await db.query<{ requestHash: string; response: unknown }>(
+      `SELECT request_hash AS "requestHash", response FROM idempotency_records WHERE session_id = $1 AND key = $2`,
+      [sessionId, idempotency.key],
+    );
+    if (!rows[0]) return null;
+    return rows[0].requestHash === idempotency.requestHash ? { kind: 'replayed', response: rows[0].response } : { kind: 'key-reused' };
   }
 
   private async knownToolUseIds(db: Pick<PoolClient, 'query'>, sessionId: string, ids: string[]): Promise<string[]> {
@@ -237,27 +265,17 @@ export class AppendRepository {
     const session = toSessionRecord(locked[0]);
 
     if (request.idempotency) {
-      const { rows: previous } = await client.query<{ requestHash: string; response: unknown }>(
-        `SELECT request_hash AS "requestHash", response FROM idempotency_records WHERE session_id = $1 AND key = $2`,
-        [session.id, request.idempotency.key],
-      );
-      if (previous[0]) {
-        return previous[0].requestHash === request.idempotency.requestHash ? { kind: 'replayed', response: previous[0].response } : { kind: 'key-reused' };
-      }
+      const previous = await this.previousAnswer(client, session.id, request.idempotency);
+      if (previous) return previous;
     }
 
     const plan = await request.plan(session, created, (ids) => this.knownToolUseIds(client, session.id, ids));
     const now = new Date();
-    const { rows: updatedRows } = await client.query<SessionRow>(appendStatement(tenantId, session, plan, now, this.pg.preparedStatements));
-    const updated = toSessionRecord(updatedRows[0]);
     const firstSeq = session.lastSeq + 1;
-    const response = plan.respond(firstSeq, updated.lastSeq, updated);
-    if (request.idempotency) {
-      await client.query(
-        `INSERT INTO idempotency_records (session_id, key, request_hash, status, response, created_at) VALUES ($1, $2, $3, 201, $4::json, $5)`,
-        [session.id, request.idempotency.key, request.idempotency.requestHash, JSON.stringify(response), now],
-      );
-    }
+    const response = plan.respond(firstSeq, session.lastSeq + plan.rows.length);
+    const idempotency = request.idempotency ? { ...request.idempotency, response } : undefined;
+    const { rows: updatedRows } = await client.query<SessionRow>(appendStatement(tenantId, session, plan, now, this.pg.preparedStatements, undefined, idempotency));
+    const updated = toSessionRecord(updatedRows[0]);
     return { kind: 'appended', session: updated, created, firstSeq, lastSeq: updated.lastSeq, response };
   }
 }
