@@ -7,6 +7,7 @@ import { checkPostgres } from '@compactor/persistence';
 import { NestFactory } from '@nestjs/core';
 import { compactionEnvParams, loadWorkerConfig } from './config/worker-config';
 import { ValidationFailed } from '@compactor/compaction';
+import { JobRunner } from './jobs/job-runner';
 import { WorkerModule } from './worker.module';
 
 async function bootstrap(): Promise<void> {
@@ -52,6 +53,8 @@ async function bootstrap(): Promise<void> {
       process.exit(1);
     }, config.SHUTDOWN_TIMEOUT_MS);
     timer.unref();
+    // Running jobs first, while the database pools are still open; then the modules close.
+    await app.get(JobRunner).drain();
     await app.close();
     process.exit(0);
   };

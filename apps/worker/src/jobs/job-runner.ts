@@ -28,6 +28,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
   private readonly logger = new Logger(JobRunner.name);
   private readonly workers: Worker[] = [];
   private readonly connections: Redis[] = [];
+  private drained: Promise<void> | undefined;
   readonly registry: JobRegistry;
 
   constructor(
@@ -106,9 +107,19 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
     );
   }
 
-  /** Waits for running jobs to finish, so a deploy never cuts one in half. */
+  /**
+   * Stops taking jobs and waits for the running ones to finish (BullMQ Worker.close()), so a deploy
+   * never cuts one in half. main.ts calls it on SIGTERM before app.close(): Nest closes the database
+   * pools (onModuleDestroy) before any onApplicationShutdown, so a drain left to the latter let a
+   * running job finish against closed pools ("Cannot use a pool after calling end on the pool").
+   */
+  drain(): Promise<void> {
+    this.drained ??= Promise.all(this.workers.map((w) => w.close())).then(() => undefined);
+    return this.drained;
+  }
+
   async onApplicationShutdown(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.close()));
+    await this.drain();
     await this.queue.close();
     // BullMQ leaves connections it was given open; these are ours to close.
     await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
