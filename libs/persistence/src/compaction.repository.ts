@@ -140,13 +140,34 @@ export class JobTakenOver extends Error {
 
 const toJob = (row: Prisma.CompactionJobGetPayload<object>): JobRecord => ({ ...row, llmCostUsd: row.llmCostUsd.toString() });
 
+/** createJob with the id of a job already recorded (two replays of one answer at once). */
+export class JobAlreadyRecorded extends Error {
+  constructor(readonly jobId: string) {
+    super(`compaction job ${jobId} is already recorded`);
+  }
+}
+
 @Injectable()
 export class CompactionRepository {
   constructor(private readonly prisma: PrismaService) {}
 
+  /**
+   * Records a job (queued). Raw SQL: an append over its session's threshold records one on every
+   * turn until a compaction brings the context under it, and the ORM's create cost more CPU than the
+   * append itself (docs/benchmarks.md, ingest).
+   */
   async createJob(data: { id?: string; sessionId: string; tenantId: string; trigger: CompactionTrigger; policy: Prisma.InputJsonValue; dryRun?: boolean }): Promise<string> {
-    const job = await this.prisma.compactionJob.create({ data: { ...data, id: data.id ?? randomUUID() }, select: { id: true } });
-    return job.id;
+    const id = data.id ?? randomUUID();
+    try {
+      await this.prisma.$executeRaw`INSERT INTO compaction_jobs (id, session_id, tenant_id, trigger, policy, dry_run)
+        VALUES (${id}::uuid, ${data.sessionId}::uuid, ${data.tenantId}::uuid, ${data.trigger}::"CompactionTrigger", ${JSON.stringify(data.policy)}::jsonb, ${data.dryRun ?? false})`;
+    } catch (error) {
+      // A raw statement's unique violation is P2010 with the driver's code (the ORM's create said P2002).
+      const cause = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: string } } } }).meta?.driverAdapterError?.cause;
+      if (error instanceof Prisma.PrismaClientKnownRequestError && cause?.originalCode === '23505') throw new JobAlreadyRecorded(id);
+      throw error;
+    }
+    return id;
   }
 
   async findJob(tenantId: string, id: string): Promise<JobRecord | null> {
@@ -207,7 +228,8 @@ export class CompactionRepository {
 
   /** A queued trigger that BullMQ folded into a job that has not started: that job answers it. */
   async supersede(id: string, by: string): Promise<void> {
-    await this.prisma.compactionJob.updateMany({ where: { id, status: 'queued' }, data: { status: 'skipped', reason: `superseded-by:${by}`, finishedAt: new Date() } });
+    await this.prisma.$executeRaw`UPDATE compaction_jobs SET status = 'skipped', reason = ${`superseded-by:${by}`}, finished_at = ${new Date()}
+      WHERE id = ${id}::uuid AND status = 'queued'`;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { JobQueue, QueueName } from '@compactor/jobs';
-import { CompactionRepository, CompactionTrigger, Prisma } from '@compactor/persistence';
+import { CompactionRepository, CompactionTrigger, JobAlreadyRecorded, Prisma } from '@compactor/persistence';
 
 /** A recorded compaction and whether it reached the queue. */
 export interface ScheduledCompaction {
@@ -60,7 +60,7 @@ export class CompactionScheduler implements OnModuleInit, OnApplicationShutdown 
     if (await this.compactions.jobExists(jobId)) return;
     await this.schedule(session, 'threshold', { jobId }).catch((error: unknown) => {
       // Two replays at once: the other one recorded it.
-      if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')) throw error;
+      if (!(error instanceof JobAlreadyRecorded)) throw error;
     });
   }
 
