@@ -11,6 +11,7 @@ export * from './session.repository';
 export * from './message.repository';
 export * from './append.repository';
 export * from './compaction.repository';
+export * from './context-loader';
 export * from './event.repository';
 export * from './analytics.repository';
 export * from './check-postgres';

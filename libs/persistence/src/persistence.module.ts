@@ -4,6 +4,7 @@ import { ApiKeyRepository } from './api-key.repository';
 import { AppendRepository } from './append.repository';
 import { AuditRepository } from './audit.repository';
 import { CompactionRepository } from './compaction.repository';
+import { ContextLoader } from './context-loader';
 import { EventRepository } from './event.repository';
 import { HealthRepository } from './health.repository';
 import { IdempotencyRepository } from './idempotency.repository';
@@ -21,6 +22,7 @@ const repositories = [
   AppendRepository,
   AuditRepository,
   CompactionRepository,
+  ContextLoader,
   EventRepository,
   HealthRepository,
   IdempotencyRepository,

@@ -24,15 +24,14 @@ import {
   serializeMessagesIncremental,
 } from '@compactor/compaction';
 import { EventPublisher } from '@compactor/jobs';
-import { CompactionRepository, MessageRepository, prefixOf, SessionRecord } from '@compactor/persistence';
+import { CompactionRepository, ContextLoader, SessionRecord } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
-import { BodyParts, bodyOf, CachedHead, ContextCache, contextFingerprint, ContextSource } from './context-cache';
+import { BodyParts, bodyOf, ContextCache, contextFingerprint, ContextSource } from './context-cache';
 import { ContextResponse } from './context.dto';
 import { sessionPolicy, sessionUsage } from './session-config';
 import { SessionsService } from './sessions.service';
-import { canonicalOf } from '@compactor/persistence';
 
 export type ContextFormat = 'anthropic' | 'openai' | 'responses' | 'canonical';
 
@@ -75,7 +74,7 @@ export class ContextService {
 
   constructor(
     private readonly sessions: SessionsService,
-    private readonly messages: MessageRepository,
+    private readonly loader: ContextLoader,
     private readonly compactions: CompactionRepository,
     private readonly counter: MessageTokenCounter,
     private readonly publisher: EventPublisher,
@@ -88,7 +87,7 @@ export class ContextService {
   async contextBody(tenantId: string, externalId: string, format: ContextFormat): Promise<BodyParts> {
     const session = await this.sessions.require(tenantId, externalId);
     const source = await this.source(session);
-    if (source.head === undefined) source.head = await this.loadHead(session);
+    if (source.head === undefined) source.head = await this.loader.head(session);
     const cached = source.bodies.get(format);
     if (cached !== undefined) return cached;
     const body = await this.assembleBody(session, source, format);
@@ -102,11 +101,10 @@ export class ContextService {
   /** The context a prefix would give (a dry run's result), through `throughSeq`; nothing is cached or applied. */
   async preview(tenantId: string, externalId: string, prefix: VersionPrefix, throughSeq: number, format: ContextFormat): Promise<ContextResponse> {
     const session = await this.sessions.require(tenantId, externalId);
-    const rows = await this.messages.forContext(session.id, 0, Math.min(throughSeq, session.lastSeq));
     const source: ContextSource = {
       fingerprint: 'preview',
       throughSeq,
-      messages: rows.map((r) => ({ seq: r.seq, message: canonicalOf(r), tokens: r.tokens })),
+      messages: await this.loader.messagesBetween(session.id, 0, Math.min(throughSeq, session.lastSeq)),
       head: { versionId: 'dry-run', number: 0, prefix },
       bodies: new Map(),
     };
@@ -129,12 +127,6 @@ export class ContextService {
     });
   }
 
-  private async loadHead(session: SessionRecord): Promise<CachedHead | null> {
-    const head = await this.compactions.head(session.id, session.headVersionId);
-    if (!head) return null;
-    return { versionId: head.versionId, number: head.number, prefix: prefixOf(head) };
-  }
-
   /** The messages the context is built from, through the session's lastSeq as read by this request. */
   private async source(session: SessionRecord): Promise<ContextSource> {
     const fingerprint = contextFingerprint(session);
@@ -145,8 +137,7 @@ export class ContextService {
       return { fingerprint, throughSeq: session.lastSeq, messages: cached.messages.filter((m) => m.seq <= session.lastSeq), head: cached.head, ingested: cached.ingested, valid: cached.valid, serialized: cached.serialized, bodies: new Map() };
     }
     const after = cached?.throughSeq ?? 0;
-    const rows = await this.messages.forContext(session.id, after, session.lastSeq);
-    const fresh = rows.map((r) => ({ seq: r.seq, message: canonicalOf(r), tokens: r.tokens }));
+    const fresh = await this.loader.messagesBetween(session.id, after, session.lastSeq);
     return { fingerprint, throughSeq: session.lastSeq, messages: cached ? [...cached.messages, ...fresh] : fresh, head: cached?.head, ingested: cached?.ingested, valid: cached?.valid, serialized: cached?.serialized, bodies: new Map() };
   }
 
@@ -159,7 +150,7 @@ export class ContextService {
    */
   async proxyContext(session: SessionRecord, format: 'anthropic' | 'openai', limits: ContextLimits, pending: readonly SessionMessage[] = []): Promise<ProxyContext> {
     const source = await this.source(session);
-    if (source.head === undefined) source.head = await this.loadHead(session);
+    if (source.head === undefined) source.head = await this.loader.head(session);
     // Sized like contextBody's entries: about two bytes of memory per byte of serialized context, ~4 bytes a token.
     // A session with nothing stored (one the proxy creates once the upstream answered) has nothing worth caching.
     if (source.bodies.size === 0 && session.lastSeq > 0) this.cache.set(session.id, source, 8 * source.messages.reduce((n, m) => n + m.tokens, 0));

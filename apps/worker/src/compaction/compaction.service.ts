@@ -16,13 +16,13 @@ import {
   messageCounter,
   PolicyInput,
   runPreset,
-  SessionMessage,
+  EMPTY_PREFIX,
   Summarizer,
   thresholdTokens,
   ValidationFailed,
 } from '@compactor/compaction';
 import { JobName, JobPayload, JobQueue, JobRunContext, OnJob, QueueUnavailable } from '@compactor/jobs';
-import { canonicalOf, CompactionRepository, JobRecord, JobTakenOver, MessageRepository, prefixOf, Prisma, SessionRecord, SessionRepository } from '@compactor/persistence';
+import { CompactionRepository, ContextLoader, JobRecord, JobTakenOver, Prisma, SessionRecord, SessionRepository } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { DelayedError } from 'bullmq';
 import { jobFailure } from '../jobs/job-failure';
@@ -52,7 +52,7 @@ export class CompactionService {
 
   constructor(
     private readonly sessions: SessionRepository,
-    private readonly messages: MessageRepository,
+    private readonly loader: ContextLoader,
     private readonly compactions: CompactionRepository,
     private readonly queue: JobQueue,
     private readonly progress: CompactionProgress,
@@ -99,11 +99,11 @@ export class CompactionService {
 
     const spec = resolveModel(session.model).spec;
     const counter = messageCounter(spec);
-    const head = await this.compactions.head(session.id, session.headVersionId);
+    // The same loader as the API's context reads: the head version and the stored messages.
+    const head = await this.loader.head(session);
     // The run covers a fixed seq range: messages appended from now on stay live (Guarantee 6).
     const throughSeq = session.lastSeq;
-    const rows = await this.messages.forContext(session.id, 0, throughSeq);
-    const stored: SessionMessage[] = rows.map((r) => ({ seq: r.seq, message: canonicalOf(r), tokens: r.tokens }));
+    const stored = await this.loader.messagesBetween(session.id, 0, throughSeq);
     // The facts ledger (SPEC.md "Facts ledger") is kept up to date run by run: only the messages after the stored one are read.
     const savedLedger = await this.compactions.ledger(session.id);
     const ledger = FactsLedger.from(savedLedger?.state as LedgerState | undefined).addAll(stored);
@@ -114,7 +114,7 @@ export class CompactionService {
     const ingest = ingestTransform(policy);
     const names = toolNamesOf(stored);
     const history = ingest ? stored.map((m) => ingest(m, counter.countMessage, names)) : stored;
-    const prefix = prefixOf(head);
+    const prefix = head?.prefix ?? EMPTY_PREFIX;
     const budget = sessionBudget(session);
     const run = { sessionId: session.id, tenantId, jobId };
     if (!job.dryRun) await this.progress.started({ ...run, trigger: job.trigger, preset: policy.preset, fromSeq: stored[0]?.seq ?? 0, throughSeq, tokens: session.contextTokens });
