@@ -22,7 +22,12 @@ export function createRedisConnection(url: string, options: { lazyConnect?: bool
  * reconnects in the background; not for workers, which block on their connection.
  */
 export function createProducerConnection(url: string): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
+  return failFast(url);
+}
+
+/** No offline queue, one try per command, 2 s to connect; errors are the caller's to see on its commands. */
+function failFast(url: string, commandTimeout?: number): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, ...(commandTimeout !== undefined ? { commandTimeout } : {}) });
   redis.on('error', () => undefined);
   return redis;
 }
@@ -35,9 +40,7 @@ export function createProducerConnection(url: string): Redis {
  * connects at once and reconnects in the background (ioredis's default backoff, at most 2 s apart).
  */
 export function createFailFastConnection(url: string, options: { commandTimeoutMs?: number } = {}): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: options.commandTimeoutMs ?? 2000 });
-  redis.on('error', () => undefined);
-  return redis;
+  return failFast(url, options.commandTimeoutMs ?? 2000);
 }
 
 /**
@@ -46,9 +49,7 @@ export function createFailFastConnection(url: string, options: { commandTimeoutM
  * ready). No command timeout: a subscribed connection waits for messages by design.
  */
 export function createFailFastSubscriberConnection(url: string): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
-  redis.on('error', () => undefined);
-  return redis;
+  return failFast(url);
 }
 
 /**

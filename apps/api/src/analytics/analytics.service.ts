@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AnalyticsRepository, JobDay, UsagePointRecord } from '@compactor/persistence';
+import { AnalyticsRepository, JobDay, SessionRecord, UsagePointRecord } from '@compactor/persistence';
 import { JobQueue, QueueName } from '@compactor/jobs';
 import { sessionUsage } from '../sessions/session-config';
 import { SessionsService } from '../sessions/sessions.service';
@@ -38,13 +38,8 @@ export class AnalyticsService {
     const session = await this.sessions.require(tenantId, externalId);
     const rows = await this.analytics.usagePoints(tenantId, session.id, after, limit + 1);
     const page = rows.slice(0, limit);
-    const now = sessionUsage(session, session.contextTokens, session.systemTokens);
     return {
-      sessionId: externalId,
-      budget: now.budget,
-      threshold: now.threshold,
-      contextTokens: now.contextTokens,
-      utilization: now.utilization,
+      ...seriesHead(session),
       points: page.map(usagePointView),
       nextCursor: rows.length > limit ? page[page.length - 1].id : null,
     };
@@ -54,13 +49,8 @@ export class AnalyticsService {
   async usageDownsampled(tenantId: string, externalId: string, maxPoints: number): Promise<UsageSeries> {
     const session = await this.sessions.require(tenantId, externalId);
     const series = await this.analytics.usageSeriesDownsampled(tenantId, session.id, maxPoints);
-    const now = sessionUsage(session, session.contextTokens, session.systemTokens);
     return {
-      sessionId: externalId,
-      budget: now.budget,
-      threshold: now.threshold,
-      contextTokens: now.contextTokens,
-      utilization: now.utilization,
+      ...seriesHead(session),
       points: series.points.map((p) => ({ ...usagePointView(p), position: p.position })),
       nextCursor: null,
       totalPoints: series.totalPoints,
@@ -136,4 +126,10 @@ export class AnalyticsService {
   private queueDepth(): Promise<QueueDepth> {
     return this.queue.depth(QueueName.Compaction);
   }
+}
+
+/** What every usage series answer opens with: the session and its budget, threshold and use now. */
+function seriesHead(session: SessionRecord): Pick<UsageSeries, 'sessionId' | 'budget' | 'threshold' | 'contextTokens' | 'utilization'> {
+  const now = sessionUsage(session, session.contextTokens, session.systemTokens);
+  return { sessionId: session.externalId, budget: now.budget, threshold: now.threshold, contextTokens: now.contextTokens, utilization: now.utilization };
 }
