@@ -413,6 +413,35 @@ describeHelm('Kubernetes schemas', () => {
   });
 });
 
+describeHelm('worker autoscaling', () => {
+  it('is off by default: the Deployment keeps its replicas and no HorizontalPodAutoscaler is rendered', () => {
+    expect(defaults.filter((o) => o.kind === 'HorizontalPodAutoscaler')).toEqual([]);
+    expect(find(defaults, 'Deployment', name('worker')).spec?.replicas).toBe(2);
+  });
+
+  it("scales the workers on the compaction queue's waiting jobs (the API's compactor_queue_jobs), and leaves replicas to the autoscaler", () => {
+    const objects = render([
+      ...REQUIRED,
+      ...['worker.autoscaling.enabled=true', 'worker.autoscaling.maxReplicas=12', 'worker.autoscaling.waitingJobsPerWorker=3'].flatMap((s) => ['--set', s]),
+    ]);
+    const hpa = find(objects, 'HorizontalPodAutoscaler', name('worker')) as unknown as { spec: Record<string, unknown> };
+    expect(hpa.spec).toMatchObject({
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: name('worker') },
+      minReplicas: 1,
+      maxReplicas: 12,
+      metrics: [
+        {
+          type: 'External',
+          external: { metric: { name: 'compactor_queue_jobs', selector: { matchLabels: { queue: 'compaction', state: 'waiting' } } }, target: { type: 'AverageValue', averageValue: '3' } },
+        },
+      ],
+      behavior: { scaleDown: { stabilizationWindowSeconds: 300, policies: [{ type: 'Pods', value: 1, periodSeconds: 60 }] } },
+    });
+    expect(find(objects, 'Deployment', name('worker')).spec?.replicas).toBeUndefined();
+    expect(schemaCheck(objects).filter((r) => r.errors !== null)).toEqual([]);
+  });
+});
+
 describeHelm('optional parts', () => {
   it('leaves out the dashboard, the migration Job and the PDBs when turned off', () => {
     const objects = render([

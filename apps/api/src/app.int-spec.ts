@@ -33,6 +33,22 @@ describe('API basics (real PostgreSQL and Redis)', () => {
     expect(res.text).toContain('compactor_process_cpu_seconds_total');
   });
 
+  it("exposes the queues' depth from Redis, which a worker autoscaler scales on", async () => {
+    // No worker runs here: a compaction an append schedules stays waiting in the queue.
+    const sessionId = `metrics-queue-${Date.now()}`;
+    const text = 'The test suite printed these failures again after the last change. '.repeat(550);
+    const res = await http()
+      .post(`/v1/sessions/${sessionId}/messages`)
+      .set('authorization', `Bearer ${key}`)
+      .send({ model: 'gpt-4o', contextWindow: 8_000, outputReserve: 1_000, format: 'openai', messages: [{ role: 'user', content: text }] })
+      .expect(201);
+    expect(res.body.compaction).toMatchObject({ scheduled: true });
+    const scrape = await http().get('/metrics').expect(200);
+    const waiting = Number(/compactor_queue_jobs\{queue="compaction",state="waiting"\} (\d+)/.exec(scrape.text)?.[1]);
+    expect(waiting).toBeGreaterThanOrEqual(1);
+    expect(scrape.text).toMatch(/compactor_queue_jobs\{queue="maintenance",state="active"\} \d+/);
+  });
+
   it('reports unknown routes in the error format', async () => {
     const res = await http().get('/no-such-route').expect(404);
     expect(res.body).toEqual({ error: { code: 'not_found', message: 'Cannot GET /no-such-route' } });

@@ -1,5 +1,9 @@
-import { Injectable } from '@nestjs/common';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { Inject, Injectable } from '@nestjs/common';
+import { JobQueue, QueueName } from '@compactor/jobs';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** How long a scrape waits for Redis's queue counts before it leaves them out. */
+const QUEUE_DEPTH_TIMEOUT_MS = 1000;
 
 /** One registry per app instance, so tests that start several apps never collide. */
 @Injectable()
@@ -18,8 +22,35 @@ export class MetricsService {
     labelNames: ['limit'] as const,
     registers: [this.registry],
   });
+  /**
+   * The queues' depth, read from Redis at each scrape (what a worker autoscaler scales on: the
+   * Helm chart's KEDA ScaledObject). Every API process reports the same queues, so aggregate
+   * with `max`, not `sum`. Left out of a scrape while Redis does not answer within 1 s.
+   */
+  readonly queueJobs = new Gauge({
+    name: 'compactor_queue_jobs',
+    help: 'Jobs in each queue by state (waiting includes prioritized; delayed includes retries waiting their backoff), read from Redis at each scrape. Every API process reports the same queues: aggregate with max.',
+    labelNames: ['queue', 'state'] as const,
+    registers: [this.registry],
+    collect: () => this.collectQueueDepth(),
+  });
 
-  constructor() {
+  constructor(@Inject(JobQueue) private readonly queue: JobQueue) {
     collectDefaultMetrics({ register: this.registry, prefix: 'compactor_' });
+  }
+
+  private async collectQueueDepth(): Promise<void> {
+    this.queueJobs.reset();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), QUEUE_DEPTH_TIMEOUT_MS)));
+    try {
+      for (const name of Object.values(QueueName)) {
+        const depth = await Promise.race([this.queue.depth(name).catch(() => null), timeout]);
+        if (!depth) return;
+        for (const [state, count] of Object.entries(depth)) this.queueJobs.set({ queue: name, state }, count);
+      }
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
