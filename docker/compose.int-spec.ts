@@ -163,6 +163,11 @@ describe('docker/compose*.yml', () => {
     expect(serviceBlock(base, 'dashboard')).toContain('COMPACTOR_API_URL: http://api:3000');
     // Scaling needs replicas that do not collide on a name or a host port.
     expect(serviceBlock(base, 'worker')).not.toMatch(/container_name:|ports:/);
+    // deploy.replicas for the API and the worker, from the environment, one by default.
+    expect(serviceBlock(base, 'api')).toMatch(/deploy:\n\s+replicas: \$\{COMPACTOR_API_REPLICAS:-1\}/);
+    expect(serviceBlock(base, 'worker')).toMatch(/deploy:\n\s+replicas: \$\{COMPACTOR_WORKER_REPLICAS:-1\}/);
+    // The API's replicas each publish a host port: a range variable, no fixed container name.
+    expect(serviceBlock(base, 'api')).not.toMatch(/container_name:/);
   });
 
   it('take secrets from the environment and publish dev infrastructure on loopback only', () => {
