@@ -6,7 +6,7 @@ import { ensureDependencies } from './lib/deps.mjs';
 import { loadDotEnv } from './lib/env.mjs';
 import { prisma, root } from './lib/prisma.mjs';
 import { formatDuration, run, step } from './lib/run.mjs';
-import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, ensureChromium, ensurePostgres, ensureRedis, ServiceError } from './lib/services.mjs';
+import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, ensureChromium, ensurePgbouncer, ensurePostgres, ensureRedis, ServiceError } from './lib/services.mjs';
 
 const bin = (name) => path.join(root, 'node_modules/.bin', name);
 const results = [];
@@ -34,10 +34,11 @@ async function main() {
   const startedAt = performance.now();
   loadDotEnv();
   await ensureDependencies();
-  step('Checking PostgreSQL, Redis and Chromium');
+  step('Checking PostgreSQL, Redis, Chromium and PgBouncer');
   const databaseUrl = await ensurePostgres(process.env.DATABASE_URL || DEFAULT_DATABASE_URL);
   const redisUrl = await ensureRedis(process.env.REDIS_URL || DEFAULT_REDIS_URL);
   await ensureChromium();
+  await ensurePgbouncer();
 
   const tmp = path.join(root, 'tmp');
   mkdirSync(tmp, { recursive: true });

@@ -163,6 +163,19 @@ export async function ensureRedis(rawUrl) {
   return rawUrl;
 }
 
+/**
+ * Debian's pgbouncer, which the PgBouncer test (apps/api/src/deployment/pgbouncer.int-spec.ts) runs
+ * on a private port. Installed when missing and possible; otherwise that test says it was skipped.
+ */
+export async function ensurePgbouncer() {
+  if (existsSync('/usr/sbin/pgbouncer')) return;
+  if (!isRoot || !has('apt-get')) {
+    console.warn('pgbouncer is missing, so its test will be skipped (sudo apt-get install -y pgbouncer)');
+    return;
+  }
+  await aptInstall(['pgbouncer']);
+}
+
 /** Debian's Chromium, which Playwright drives (it never downloads its own browser here). */
 export async function ensureChromium() {
   // The dashboard's reliability badges are emoji: without a colour emoji font, screenshots show boxes.
