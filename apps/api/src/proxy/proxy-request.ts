@@ -41,7 +41,7 @@ function invalid(problems: readonly FieldProblem[]): ProxyError {
  * history with every request, so the messages are not parsed with the body: their byte ranges
  * are found (scanMessages), and each one is parsed, then converted to canonical form, only when
  * needed (the new ones, the first one, those carrying cache markers). The messages already
- * stored are recognised by their unchanged bytes (see ProxyService's key cache).
+ * stored are recognised by their unchanged bytes (see ConversationResolver's key cache).
  */
 export class ProxyRequest {
   /** How many messages the body holds. */

@@ -1,9 +1,13 @@
+import { Injectable } from '@nestjs/common';
+
 /**
  * Runs tasks one at a time per key, in the order they were queued (queueing is synchronous).
  * The proxy holds a conversation's key while it compares and appends, and while it records an
  * answer, so the next request of the conversation sees the answer already stored. Across API
  * processes, the append's expected last seq (compare-and-append) keeps the history right.
+ * One per process, shared by ConversationResolver and ConversationRecorder.
  */
+@Injectable()
 export class KeyedLock {
   private readonly tails = new Map<string, Promise<unknown>>();
   private finished = 0;
