@@ -1,9 +1,6 @@
 /**
- * The byte-pair counter, kept as JavaScript source text so that the calling thread and
- * the worker threads run the very same code: workers are started with `eval: true`
- * (there is no worker file to point at once tsc has compiled the lib, and Jest runs the
- * TypeScript), and `Function.prototype.toString` is not safe under coverage
- * instrumentation. The specs check it token for token against js-tiktoken's `encode`.
+ * The byte-pair counter. The calling thread and the worker threads (`bpe-worker.ts`) run this
+ * same function. The specs check it token for token against js-tiktoken's `encode`.
  *
  * Why not call js-tiktoken's `encode(text, [], []).length` directly:
  * - its merge loop rescans every pair after each merge, so a single long pre-token (a run
@@ -18,41 +15,59 @@
  * whose bytes have the lowest rank, the leftmost one on ties, until no pair is a token;
  * the count is the number of parts left (every single byte is a token).
  */
-export const TOKEN_COUNTER_SOURCE = String.raw`
-function createTokenCounter(rankData, options) {
-  var largePieceBytes = (options && options.largePieceBytes) || 128;
-  var ranks = new Map();
-  var lines = rankData.bpe_ranks.split('\n');
-  for (var l = 0; l < lines.length; l++) {
+/** The shape of js-tiktoken's rank files (`js-tiktoken/ranks/*`). */
+export interface RankData {
+  pat_str: string;
+  bpe_ranks: string;
+}
+
+export interface TokenCounterOptions {
+  /** Pieces of at least this many UTF-8 bytes use the heap merge (tests lower it to cover that path). */
+  largePieceBytes?: number;
+  /** Pieces of at least this many bytes that repeat one ASCII character are counted by their period (tests lower it). */
+  uniformRunBytes?: number;
+}
+
+export type TokenCounter = (text: string) => number;
+
+/** Builds a counter from rank data; each thread builds its own (~0.2-0.5 s per encoding). */
+export function createTokenCounter(rankData: RankData, options?: TokenCounterOptions): TokenCounter {
+  const largePieceBytes = options?.largePieceBytes || 128;
+  const ranks = new Map<string, number>();
+  const lines = rankData.bpe_ranks.split('\n');
+  for (let l = 0; l < lines.length; l++) {
     if (!lines[l]) continue;
-    var fields = lines[l].split(' ');
-    var offset = Number.parseInt(fields[1], 10);
-    for (var f = 2; f < fields.length; f++) {
+    const fields = lines[l].split(' ');
+    const offset = Number.parseInt(fields[1], 10);
+    for (let f = 2; f < fields.length; f++) {
       ranks.set(Buffer.from(fields[f], 'base64').toString('latin1'), offset + f - 2);
     }
   }
-  var pattern = new RegExp(rankData.pat_str, 'ug');
-  var NONE = Infinity;
+  const pattern = new RegExp(rankData.pat_str, 'ug');
+  const NONE = Infinity;
 
   // Keys are latin1 strings, one char per UTF-8 byte, so a byte range is a substring.
-  function rankOf(bytes, start, end) {
-    var rank = ranks.get(bytes.slice(start, end));
+  function rankOf(bytes: string, start: number, end: number): number {
+    const rank = ranks.get(bytes.slice(start, end));
     return rank === undefined ? NONE : rank;
   }
 
   // Short pieces: linear scan per merge over the pair ranks, as tiktoken does.
-  function mergeShort(bytes) {
-    var n = bytes.length;
-    var starts = [];
-    for (var i = 0; i <= n; i++) starts.push(i);
-    var pairs = [];
-    for (var j = 0; j < n - 1; j++) pairs.push(rankOf(bytes, j, j + 2));
-    var parts = n;
+  function mergeShort(bytes: string): number {
+    const n = bytes.length;
+    const starts: number[] = [];
+    for (let i = 0; i <= n; i++) starts.push(i);
+    const pairs: number[] = [];
+    for (let j = 0; j < n - 1; j++) pairs.push(rankOf(bytes, j, j + 2));
+    let parts = n;
     while (parts > 1) {
-      var best = NONE;
-      var at = -1;
-      for (var k = 0; k < parts - 1; k++) {
-        if (pairs[k] < best) { best = pairs[k]; at = k; }
+      let best = NONE;
+      let at = -1;
+      for (let k = 0; k < parts - 1; k++) {
+        if (pairs[k] < best) {
+          best = pairs[k];
+          at = k;
+        }
       }
       if (at < 0) break;
       starts.splice(at + 1, 1);
@@ -66,55 +81,70 @@ function createTokenCounter(rankData, options) {
 
   // Long pieces: linked list of parts plus a min-heap of (rank, start, end) pairs with
   // lazy deletion. Ordering by (rank, start) picks the same pair as the linear scan.
-  function mergeLong(bytes) {
-    var n = bytes.length;
-    var next = new Int32Array(n);
-    var prev = new Int32Array(n);
-    var alive = new Uint8Array(n);
-    for (var i = 0; i < n; i++) { next[i] = i + 1; prev[i] = i - 1; alive[i] = 1; }
-    var heapRank = [];
-    var heapStart = [];
-    var heapEnd = [];
-    function before(rankA, startA, rankB, startB) {
+  function mergeLong(bytes: string): number {
+    const n = bytes.length;
+    const next = new Int32Array(n);
+    const prev = new Int32Array(n);
+    const alive = new Uint8Array(n);
+    for (let i = 0; i < n; i++) {
+      next[i] = i + 1;
+      prev[i] = i - 1;
+      alive[i] = 1;
+    }
+    const heapRank: number[] = [];
+    const heapStart: number[] = [];
+    const heapEnd: number[] = [];
+    function before(rankA: number, startA: number, rankB: number, startB: number): boolean {
       return rankA < rankB || (rankA === rankB && startA < startB);
     }
-    function push(rank, start, end) {
+    function push(rank: number, start: number, end: number): void {
       if (rank === NONE) return;
-      var at = heapRank.length;
-      heapRank.push(rank); heapStart.push(start); heapEnd.push(end);
+      let at = heapRank.length;
+      heapRank.push(rank);
+      heapStart.push(start);
+      heapEnd.push(end);
       while (at > 0) {
-        var parent = (at - 1) >> 1;
+        const parent = (at - 1) >> 1;
         if (!before(rank, start, heapRank[parent], heapStart[parent])) break;
-        heapRank[at] = heapRank[parent]; heapStart[at] = heapStart[parent]; heapEnd[at] = heapEnd[parent];
+        heapRank[at] = heapRank[parent];
+        heapStart[at] = heapStart[parent];
+        heapEnd[at] = heapEnd[parent];
         at = parent;
       }
-      heapRank[at] = rank; heapStart[at] = start; heapEnd[at] = end;
+      heapRank[at] = rank;
+      heapStart[at] = start;
+      heapEnd[at] = end;
     }
-    function popTop() {
-      var rank = heapRank.pop();
-      var start = heapStart.pop();
-      var end = heapEnd.pop();
-      var size = heapRank.length;
+    // Removes the top: the last entry is sifted down from the root (only called on a non-empty heap).
+    function popTop(): void {
+      const rank = heapRank.pop() as number;
+      const start = heapStart.pop() as number;
+      const end = heapEnd.pop() as number;
+      const size = heapRank.length;
       if (size === 0) return;
-      var at = 0;
+      let at = 0;
       for (;;) {
-        var child = 2 * at + 1;
+        let child = 2 * at + 1;
         if (child >= size) break;
         if (child + 1 < size && before(heapRank[child + 1], heapStart[child + 1], heapRank[child], heapStart[child])) child++;
         if (!before(heapRank[child], heapStart[child], rank, start)) break;
-        heapRank[at] = heapRank[child]; heapStart[at] = heapStart[child]; heapEnd[at] = heapEnd[child];
+        heapRank[at] = heapRank[child];
+        heapStart[at] = heapStart[child];
+        heapEnd[at] = heapEnd[child];
         at = child;
       }
-      heapRank[at] = rank; heapStart[at] = start; heapEnd[at] = end;
+      heapRank[at] = rank;
+      heapStart[at] = start;
+      heapEnd[at] = end;
     }
-    for (var j = 0; j < n - 1; j++) push(rankOf(bytes, j, j + 2), j, j + 2);
-    var parts = n;
+    for (let j = 0; j < n - 1; j++) push(rankOf(bytes, j, j + 2), j, j + 2);
+    let parts = n;
     while (heapRank.length > 0) {
-      var start = heapStart[0];
-      var end = heapEnd[0];
+      const start = heapStart[0];
+      const end = heapEnd[0];
       popTop();
       if (!alive[start]) continue;
-      var middle = next[start];
+      const middle = next[start];
       if (middle >= n || next[middle] !== end) continue; // stale entry
       alive[middle] = 0;
       next[start] = end;
@@ -132,43 +162,46 @@ function createTokenCounter(rankData, options) {
   // 128, no token being longer). The count is taken from exact merges of short versions of the
   // piece, after checking the period on them and once more further out; if a check fails the
   // whole piece is merged as usual. Measured: a 1 MB run took 1.3-2.8 s to merge.
-  var uniformFrom = (options && options.uniformRunBytes) || 65536;
-  var RUN_START = 256;
-  var MAX_PERIOD = 128;
-  function countPeriodic(head, unit, tail, k) {
+  const uniformFrom = options?.uniformRunBytes || 65536;
+  const RUN_START = 256;
+  const MAX_PERIOD = 128;
+  function countPeriodic(head: string, unit: string, tail: string, k: number): number | undefined {
     if (k < RUN_START + 4 * MAX_PERIOD) return undefined;
-    var f = [];
-    var middle = unit.repeat(RUN_START);
-    for (var j = 0; j <= 2 * MAX_PERIOD; j++) {
+    const f: number[] = [];
+    let middle = unit.repeat(RUN_START);
+    for (let j = 0; j <= 2 * MAX_PERIOD; j++) {
       f.push(mergeLong(head + middle + tail));
       middle += unit;
     }
-    for (var period = 1; period <= MAX_PERIOD; period++) {
-      var step = f[period] - f[0];
-      var periodic = true;
-      for (var i = 1; i + period <= 2 * MAX_PERIOD; i++) {
-        if (f[i + period] - f[i] !== step) { periodic = false; break; }
+    for (let period = 1; period <= MAX_PERIOD; period++) {
+      const step = f[period] - f[0];
+      let periodic = true;
+      for (let i = 1; i + period <= 2 * MAX_PERIOD; i++) {
+        if (f[i + period] - f[i] !== step) {
+          periodic = false;
+          break;
+        }
       }
       if (!periodic) continue;
-      var at = (k - RUN_START) % period;
-      var further = RUN_START + 4 * MAX_PERIOD + ((at - (4 * MAX_PERIOD) % period) % period + period) % period;
-      var check = mergeLong(head + unit.repeat(further) + tail);
+      const at = (k - RUN_START) % period;
+      const further = RUN_START + 4 * MAX_PERIOD + ((((at - ((4 * MAX_PERIOD) % period)) % period) + period) % period);
+      const check = mergeLong(head + unit.repeat(further) + tail);
       if (check !== f[at] + ((further - RUN_START - at) / period) * step) return undefined;
       return f[at] + ((k - RUN_START - at) / period) * step;
     }
     return undefined;
   }
-  function countLong(bytes) {
+  function countLong(bytes: string): number {
     if (bytes.length >= uniformFrom) {
-      var mid = bytes.length >> 1;
-      var code = bytes.charCodeAt(mid);
+      const mid = bytes.length >> 1;
+      const code = bytes.charCodeAt(mid);
       if (code < 0x80) {
-        var a = mid;
+        let a = mid;
         while (a > 0 && bytes.charCodeAt(a - 1) === code) a--;
-        var b = mid;
+        let b = mid;
         while (b < bytes.length && bytes.charCodeAt(b) === code) b++;
         if (bytes.length - (b - a) <= 32) {
-          var counted = countPeriodic(bytes.slice(0, a), bytes.charAt(mid), bytes.slice(b), b - a);
+          const counted = countPeriodic(bytes.slice(0, a), bytes.charAt(mid), bytes.slice(b), b - a);
           if (counted !== undefined) return counted;
         }
       }
@@ -176,47 +209,23 @@ function createTokenCounter(rankData, options) {
     return mergeLong(bytes);
   }
 
-  function countPiece(piece) {
-    var bytes = piece;
-    for (var i = 0; i < piece.length; i++) {
-      if (piece.charCodeAt(i) > 0x7f) { bytes = Buffer.from(piece, 'utf8').toString('latin1'); break; }
+  function countPiece(piece: string): number {
+    let bytes = piece;
+    for (let i = 0; i < piece.length; i++) {
+      if (piece.charCodeAt(i) > 0x7f) {
+        bytes = Buffer.from(piece, 'utf8').toString('latin1');
+        break;
+      }
     }
     if (bytes.length === 1 || ranks.has(bytes)) return 1;
     return bytes.length < largePieceBytes ? mergeShort(bytes) : countLong(bytes);
   }
 
-  return function countTokens(text) {
-    var total = 0;
-    var match;
+  return function countTokens(text: string): number {
+    let total = 0;
+    let match: RegExpExecArray | null;
     pattern.lastIndex = 0;
     while ((match = pattern.exec(text)) !== null) total += countPiece(match[0]);
     return total;
   };
-}
-`;
-
-/** The shape of js-tiktoken's rank files (`js-tiktoken/ranks/*`). */
-export interface RankData {
-  pat_str: string;
-  bpe_ranks: string;
-}
-
-export interface TokenCounterOptions {
-  /** Pieces of at least this many UTF-8 bytes use the heap merge (tests lower it to cover that path). */
-  largePieceBytes?: number;
-  /** Pieces of at least this many bytes that repeat one ASCII character are counted by their period (tests lower it). */
-  uniformRunBytes?: number;
-}
-
-export type TokenCounter = (text: string) => number;
-
-type CounterFactory = (rankData: RankData, options?: TokenCounterOptions) => TokenCounter;
-
-let factory: CounterFactory | undefined;
-
-/** Builds a counter from rank data on the calling thread, from the same source the workers run. */
-export function createTokenCounter(rankData: RankData, options?: TokenCounterOptions): TokenCounter {
-  // The source is a constant of this module, never outside input.
-  factory ??= new Function(`${TOKEN_COUNTER_SOURCE}\nreturn createTokenCounter;`)() as CounterFactory;
-  return factory(rankData, options);
 }

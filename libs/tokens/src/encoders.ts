@@ -4,7 +4,7 @@ import { Encoding } from './types';
 export const ENCODINGS: readonly Encoding[] = ['o200k_base', 'cl100k_base'];
 
 /**
- * Absolute paths of js-tiktoken's rank files (worker threads require them by path). Resolved
+ * Absolute paths of js-tiktoken's rank files. Resolved
  * from this file first, then from the working directory, for compiled copies of the lib
  * that live outside the workspace's node_modules tree.
  */

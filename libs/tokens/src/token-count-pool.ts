@@ -1,7 +1,9 @@
 import { availableParallelism } from 'node:os';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { TOKEN_COUNTER_SOURCE } from './bpe-counter';
-import { assertEncoding, countTextSync, rankDataPaths } from './encoders';
+// A type-only import, which also puts bpe-worker.ts in every build that includes this file.
+import type { CountReply, CountRequest } from './bpe-worker';
+import { assertEncoding, countTextSync } from './encoders';
 import { Encoding, ModelSpec } from './types';
 
 export interface TokenCountPoolOptions {
@@ -24,47 +26,11 @@ interface Slot {
   job?: Job;
 }
 
-interface WorkerReply {
-  id: number;
-  counts?: number[];
-  error?: string;
-}
-
 /**
- * The worker program, as source: tsc does not copy .js files and Jest runs the TypeScript,
- * so there is no worker file to point at. It requires js-tiktoken's rank data by absolute
- * path (resolved here, in the parent) and runs the same counter as the calling thread.
+ * The worker threads' program: the compiled bpe-worker.js next to this file or, when the lib runs
+ * from its TypeScript sources (Jest), a loader that compiles bpe-worker.ts first.
  */
-function workerSource(): string {
-  return `'use strict';
-const { parentPort } = require('node:worker_threads');
-${TOKEN_COUNTER_SOURCE}
-const rankPaths = ${JSON.stringify(rankDataPaths())};
-const counters = new Map();
-function counterFor(encoding) {
-  let counter = counters.get(encoding);
-  if (!counter) {
-    if (!Object.prototype.hasOwnProperty.call(rankPaths, encoding)) throw new Error('Unsupported encoding ' + encoding);
-    const loaded = require(rankPaths[encoding]);
-    counter = createTokenCounter(loaded.default || loaded);
-    counters.set(encoding, counter);
-  }
-  return counter;
-}
-parentPort.on('message', (job) => {
-  let reply;
-  try {
-    const count = counterFor(job.encoding);
-    reply = { id: job.id, counts: job.texts.map((text) => count(text)) };
-  } catch (error) {
-    reply = { id: job.id, error: String((error && error.stack) || error) };
-  }
-  parentPort.postMessage(reply);
-});
-`;
-}
-
-let cachedWorkerSource: string | undefined;
+const WORKER_ENTRY = path.extname(__filename) === '.ts' ? path.join(__dirname, 'bpe-worker.from-source.cjs') : path.join(__dirname, 'bpe-worker.js');
 
 /**
  * Counts texts in a model's base encoding without blocking the event loop on big ones:
@@ -165,8 +131,7 @@ export class TokenCountPool {
 
   /** Starts one worker thread; protected so a test can substitute a failing one. */
   protected spawnWorker(): Worker {
-    cachedWorkerSource ??= workerSource();
-    return new Worker(cachedWorkerSource, { eval: true });
+    return new Worker(WORKER_ENTRY);
   }
 
   private submitBatch(indexes: number[], texts: string[], encoding: Encoding, counts: number[]): Promise<void> {
@@ -193,14 +158,15 @@ export class TokenCountPool {
       const job = this.queue.shift() as Job;
       slot.job = job;
       slot.worker.ref();
-      slot.worker.postMessage({ id: job.id, encoding: job.encoding, texts: job.texts });
+      const request: CountRequest = { id: job.id, encoding: job.encoding, texts: job.texts };
+      slot.worker.postMessage(request);
     }
   }
 
   private startSlot(): Slot {
     const slot: Slot = { worker: this.spawnWorker() };
     const { worker } = slot;
-    worker.on('message', (reply: WorkerReply) => {
+    worker.on('message', (reply: CountReply) => {
       const job = slot.job;
       if (!job || reply.id !== job.id) return;
       slot.job = undefined;
