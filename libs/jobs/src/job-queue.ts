@@ -11,6 +11,21 @@ export class QueueUnavailable extends Error {
   }
 }
 
+/** The command's result, or QueueUnavailable when it fails or Redis does not answer within `ms` (a Redis that accepts connections but does not answer). */
+async function withinTimeout<T>(command: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([command, timeout]);
+  } catch (error) {
+    throw error instanceof QueueUnavailable ? error : new QueueUnavailable(error);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Where a compaction trigger went. BullMQ keeps one job per session (deduplication with
  * keepLastIfActive): a trigger is its own job, or waits as the one run after the running job,
@@ -58,19 +73,9 @@ export class JobQueue {
   /** Adds a job; throws QueueUnavailable when Redis does not take it within ENQUEUE_TIMEOUT_MS. Returns BullMQ's id (an existing job's when deduplicated). */
   async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: JobsOptions = {}): Promise<string> {
     const data = jobPayloadSchemas[name].parse(payload);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ENQUEUE_TIMEOUT_MS} ms`)), ENQUEUE_TIMEOUT_MS);
-    });
-    try {
-      const job = await Promise.race([this.queue(jobQueues[name]).add(name, data, options), timeout]);
-      if (!job.id) throw new Error(`BullMQ returned no id for job ${name}`);
-      return job.id;
-    } catch (error) {
-      throw new QueueUnavailable(error);
-    } finally {
-      clearTimeout(timer);
-    }
+    const job = await withinTimeout(this.queue(jobQueues[name]).add(name, data, options), ENQUEUE_TIMEOUT_MS);
+    if (!job.id) throw new QueueUnavailable(new Error(`BullMQ returned no id for job ${name}`));
+    return job.id;
   }
 
   /**
@@ -100,8 +105,9 @@ export class JobQueue {
   }
 
   /** How many jobs of a queue wait (prioritized ones included), run, wait for a retry, or failed for good. */
-  async depth(name: QueueName): Promise<{ waiting: number; active: number; delayed: number; failed: number }> {
-    const counts = await this.queue(name).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed');
+  /** Jobs of a queue by state; throws QueueUnavailable when Redis does not answer within `timeoutMs` (its connection may have no command timeout). */
+  async depth(name: QueueName, timeoutMs = ENQUEUE_TIMEOUT_MS): Promise<{ waiting: number; active: number; delayed: number; failed: number }> {
+    const counts = await withinTimeout(this.queue(name).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'failed'), timeoutMs);
     return { waiting: (counts.waiting ?? 0) + (counts.prioritized ?? 0), active: counts.active ?? 0, delayed: counts.delayed ?? 0, failed: counts.failed ?? 0 };
   }
 

@@ -41,16 +41,10 @@ export class MetricsService {
 
   private async collectQueueDepth(): Promise<void> {
     this.queueJobs.reset();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), QUEUE_DEPTH_TIMEOUT_MS)));
-    try {
-      for (const name of Object.values(QueueName)) {
-        const depth = await Promise.race([this.queue.depth(name).catch(() => null), timeout]);
-        if (!depth) return;
-        for (const [state, count] of Object.entries(depth)) this.queueJobs.set({ queue: name, state }, count);
-      }
-    } finally {
-      clearTimeout(timer);
+    for (const name of Object.values(QueueName)) {
+      const depth = await this.queue.depth(name, QUEUE_DEPTH_TIMEOUT_MS).catch(() => null);
+      if (!depth) return;
+      for (const [state, count] of Object.entries(depth)) this.queueJobs.set({ queue: name, state }, count);
     }
   }
 }
