@@ -3,7 +3,7 @@
  * position), skip near-duplicates, keep any one category from crowding out the others, and
  * render the chosen units in their original order inside their sections.
  */
-import type { Unit } from './extract';
+import type { Unit } from './unit';
 import type { Category, Section } from './structure';
 
 export type CountTokens = (text: string) => number;

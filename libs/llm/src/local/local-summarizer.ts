@@ -14,7 +14,8 @@ import {
 } from '@compactor/compaction';
 import { countTextSync, type Encoding } from '@compactor/tokens';
 import { choose, type ComposeOptions, rank, render, truncateToTokens } from './compose';
-import { Extractor, normalizeWhitespace, type Unit } from './extract';
+import { Extractor, normalizeWhitespace } from './extract';
+import type { Unit } from './unit';
 import { compactSections, detectSections, routeSections, wantsSummaryTag } from './structure';
 import { condenseToolOutput } from './tool-output';
 import { withoutBracketHeader } from './line-scan';
