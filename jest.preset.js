@@ -7,12 +7,14 @@ for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
   moduleNameMapper[`^${alias}$`] = path.join(__dirname, target);
 }
 
+// A project's own config (this preset) runs its unit specs only: no globalSetup, so they need no
+// PostgreSQL or Redis and Nx caches them (`nx run <project>:test`). The int-specs are a second Jest
+// project per directory, made by `integrationProject` in jest.integration.js (the root config lists
+// both; `nx run <project>:int-test` selects it).
 module.exports = {
   testEnvironment: 'node',
-  testMatch: ['<rootDir>/**/*.spec.ts?(x)', '<rootDir>/**/*.int-spec.ts'],
-  // npm test runs the fault specs (SIGKILL, outages, stalls: timed in seconds of lock and stall windows)
-  // in a second, serial Jest run, so no other suite's load shifts their windows (scripts/test.mjs).
-  testPathIgnorePatterns: ['/node_modules/', '/.next/', '/dist/', ...(process.env.COMPACTOR_JEST_PHASE === 'parallel' ? ['/src/reliability/.*\\.int-spec\\.ts$'] : [])],
+  testMatch: ['<rootDir>/**/*.spec.ts?(x)'],
+  testPathIgnorePatterns: ['/node_modules/', '/.next/', '/dist/'],
   moduleFileExtensions: ['ts', 'tsx', 'js', 'mjs', 'cjs', 'json'],
   moduleNameMapper,
   transform: {
@@ -32,6 +34,5 @@ module.exports = {
   transformIgnorePatterns: [
     '/node_modules/(?!(@nestjs|file-type|strtok3|token-types|@tokenizer|uint8array-extras|load-esm|es-toolkit)/)',
   ],
-  globalSetup: path.join(__dirname, 'libs/testing/src/jest-global-setup.js'),
   testTimeout: 30000,
 };
