@@ -11,3 +11,4 @@ export * from './tcp-relay';
 export * from './redis-server';
 export * from './fault-stack';
 export * from './postgres-cluster';
+export * from './test-stack';

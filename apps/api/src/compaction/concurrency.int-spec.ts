@@ -1,5 +1,5 @@
 import { CanonicalMessage, providerValidityProblems } from '@compactor/compaction';
-import { FakeLlm, longSweAgentSession, pollUntil, RunningApp, startFakeLlm, startWorkerFor } from '@compactor/testing';
+import { FakeLlm, InProcessTestStack, longSweAgentSession, pollUntil, startTestStack } from '@compactor/testing';
 import { PrismaService } from '@compactor/persistence';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
@@ -13,23 +13,17 @@ const LONG = longSweAgentSession();
  * runs of one session never overlap.
  */
 describe('appends while a compaction runs', () => {
+  let stack: InProcessTestStack<TestApi>;
   let api: TestApi;
-  let worker: RunningApp;
   let fake: FakeLlm;
   let key: string;
 
   beforeAll(async () => {
-    fake = await startFakeLlm();
-    api = await startTestApi();
-    key = await api.tenantKey();
     // No retry window: an LLM outage fails the run at once (the retry is reliability/job-failures.int-spec's).
-    worker = await startWorkerFor(api.config, { COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-concurrency-0000000000', COMPACTION_LLM_RETRY_WINDOW_MS: '0' });
+    stack = await startTestStack({ label: 'concurrency', api: () => startTestApi(), worker: { COMPACTION_LLM_RETRY_WINDOW_MS: '0' } });
+    ({ api, fake, key } = stack);
   }, 60_000);
-  afterAll(async () => {
-    await worker?.stop();
-    await api?.close();
-    await fake?.close();
-  });
+  afterAll(() => stack?.close());
   const http = () => request(api.app.getHttpServer());
   const auth = () => ({ Authorization: `Bearer ${key}` });
   const job = async (id: string) => (await http().get(`/v1/jobs/${id}`).set(auth()).expect(200)).body;

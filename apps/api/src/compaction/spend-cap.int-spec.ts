@@ -1,4 +1,4 @@
-import { FakeLlm, RunningApp, startFakeLlm, startWorkerFor } from '@compactor/testing';
+import { FakeLlm, InProcessTestStack, RunningApp, startTestStack } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { jobFinished, startTestApi, TestApi } from '../test-app';
@@ -12,20 +12,16 @@ const uid = (label: string) => `${label}-${randomBytes(4).toString('hex')}`;
  * 1,000 tokens the first call passes (nothing spent yet) and the second is refused.
  */
 describe('summarizer spend caps', () => {
+  let stack: InProcessTestStack<TestApi>;
   let api: TestApi;
   let worker: RunningApp;
   let fake: FakeLlm;
 
   beforeAll(async () => {
-    fake = await startFakeLlm({ summarize: () => 'CHUNK-SUMMARY' });
-    api = await startTestApi();
-    worker = await startWorkerFor(api.config, { COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-spend-cap-000000000000000' });
+    stack = await startTestStack({ label: 'spend-cap', llm: { summarize: () => 'CHUNK-SUMMARY' }, api: () => startTestApi() });
+    ({ api, worker, fake } = stack);
   }, 60_000);
-  afterAll(async () => {
-    await worker?.stop();
-    await api?.close();
-    await fake?.close();
-  });
+  afterAll(() => stack?.close());
   const http = () => request(api.app.getHttpServer());
   const auth = (key: string) => ({ Authorization: `Bearer ${key}` });
 

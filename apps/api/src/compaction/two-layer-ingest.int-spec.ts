@@ -1,4 +1,4 @@
-import { FakeLlm, RunningApp, startFakeLlm, startWorkerFor } from '@compactor/testing';
+import { FakeLlm, InProcessTestStack, RunningApp, startTestStack } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { jobFinished, startTestApi, TestApi } from '../test-app';
@@ -10,22 +10,17 @@ import { jobFinished, startTestApi, TestApi } from '../test-app';
  * history keeps the result byte for byte.
  */
 describe('two-layer: a large tool result is chunked and summarized at ingest', () => {
+  let stack: InProcessTestStack<TestApi>;
   let api: TestApi;
   let worker: RunningApp;
   let fake: FakeLlm;
   let key: string;
 
   beforeAll(async () => {
-    fake = await startFakeLlm({ summarize: (r) => `CHUNK-SUMMARY(${JSON.stringify(r.body).length} chars)` });
-    api = await startTestApi();
-    key = await api.tenantKey();
-    worker = await startWorkerFor(api.config, { COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-two-layer-00000000000000' });
+    stack = await startTestStack({ label: 'two-layer', llm: { summarize: (r) => `CHUNK-SUMMARY(${JSON.stringify(r.body).length} chars)` }, api: () => startTestApi() });
+    ({ api, worker, fake, key } = stack);
   }, 60_000);
-  afterAll(async () => {
-    await worker?.stop();
-    await api?.close();
-    await fake?.close();
-  });
+  afterAll(() => stack?.close());
   const http = () => request(api.app.getHttpServer());
   const auth = () => ({ Authorization: `Bearer ${key}` });
 

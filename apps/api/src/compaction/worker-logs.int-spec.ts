@@ -1,33 +1,26 @@
 import { PrismaService } from '@compactor/persistence';
-import { FakeLlm, longSweAgentSession, pollUntil, RunningApp, startFakeLlm, startWorkerFor } from '@compactor/testing';
+import { InProcessTestStack, longSweAgentSession, pollUntil, RunningApp, startTestStack } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { jobFinished, startTestApi, TestApi } from '../test-app';
 
 const LONG = longSweAgentSession();
-const PROVIDER_KEY = `sk-test-worker-logs-${randomBytes(12).toString('hex')}`;
 
 /**
  * The worker logs as the API does: JSON lines through pino, `service: "worker"`, and every line a
  * job writes names the job and its session; the summarizer's key never appears.
  */
 describe('worker logs', () => {
+  let stack: InProcessTestStack<TestApi>;
   let api: TestApi;
   let worker: RunningApp;
-  let fake: FakeLlm;
   let key: string;
 
   beforeAll(async () => {
-    fake = await startFakeLlm();
-    api = await startTestApi();
-    key = await api.tenantKey();
-    worker = await startWorkerFor(api.config, { COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: PROVIDER_KEY });
+    stack = await startTestStack({ label: 'worker-logs', api: () => startTestApi() });
+    ({ api, worker, key } = stack);
   }, 60_000);
-  afterAll(async () => {
-    await worker?.stop();
-    await api?.close();
-    await fake?.close();
-  });
+  afterAll(() => stack?.close());
   const http = () => request(api.app.getHttpServer());
   const auth = () => ({ Authorization: `Bearer ${key}` });
 
@@ -64,6 +57,6 @@ describe('worker logs', () => {
     for (const line of ofJob) expect(line).toMatchObject({ service: 'worker', job: 'session.compact', sessionId: session.id, level: expect.any(Number), time: expect.any(Number) });
     // Lines outside a job (start-up, the route of queues) carry no job fields.
     expect(lines.some((l) => l.jobId === undefined && l.service === 'worker')).toBe(true);
-    expect(worker.output()).not.toContain(PROVIDER_KEY);
+    expect(worker.output()).not.toContain(stack.summarizerKey);
   }, 90_000);
 });

@@ -1,4 +1,4 @@
-import { FakeLlm, longSweAgentSession, pollUntil, RunningApp, startFakeLlm, startWorkerFor } from '@compactor/testing';
+import { FakeLlm, InProcessTestStack, longSweAgentSession, pollUntil, RunningApp, startTestStack } from '@compactor/testing';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
 
@@ -10,22 +10,17 @@ const LONG = longSweAgentSession();
  * user constraints, next step — and the compacted context keeps them in its goal block.
  */
 describe('the goal record feeds the goal-aware summary prompt', () => {
+  let stack: InProcessTestStack<TestApi>;
   let api: TestApi;
   let worker: RunningApp;
   let fake: FakeLlm;
   let key: string;
 
   beforeAll(async () => {
-    fake = await startFakeLlm();
-    api = await startTestApi();
-    key = await api.tenantKey();
-    worker = await startWorkerFor(api.config, { COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-goal-aware-000000000000' });
+    stack = await startTestStack({ label: 'goal-aware', api: () => startTestApi() });
+    ({ api, worker, fake, key } = stack);
   }, 60_000);
-  afterAll(async () => {
-    await worker?.stop();
-    await api?.close();
-    await fake?.close();
-  });
+  afterAll(() => stack?.close());
   const http = () => request(api.app.getHttpServer());
   const auth = () => ({ Authorization: `Bearer ${key}` });
 

@@ -1,5 +1,5 @@
 import { JobQueue, QueueName } from '@compactor/jobs';
-import { FakeLlm, FakeLlmRequest, FaultStack, longSweAgentSession, pollUntil, RunningApp, startFakeLlm, startFaultStack, startTcpRelay, TcpRelay } from '@compactor/testing';
+import { BuiltTestStack, FakeLlm, FakeLlmRequest, longSweAgentSession, pollUntil, RunningApp, startTcpRelay, startTestStack, TcpRelay } from '@compactor/testing';
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
@@ -20,7 +20,7 @@ const INTERNAL_ERROR = 'internal-error: the compaction failed unexpectedly; the 
  * - a worker killed with no stall allowed: BullMQ fails the job as stalled and the sweep ends its row.
  */
 describe('compaction jobs that fail for good', () => {
-  let stack: FaultStack;
+  let stack: BuiltTestStack;
   let fake: FakeLlm;
   let api: { url: string };
   let redis: Redis;
@@ -33,15 +33,19 @@ describe('compaction jobs that fail for good', () => {
   let outage: (request: FakeLlmRequest) => boolean = () => false;
 
   beforeAll(async () => {
-    fake = await startFakeLlm({
-      respond: (req) => {
-        if (outage(req)) return { until: new Promise<void>(() => undefined) };
-        if (mode === 'fail') return { status: 500 };
-        if (mode === 'hold') return { until: new Promise<void>((resolve) => (release = resolve)) };
-        return undefined;
+    stack = await startTestStack({
+      label: 'job_failures',
+      api: 'built',
+      llm: {
+        respond: (req) => {
+          if (outage(req)) return { until: new Promise<void>(() => undefined) };
+          if (mode === 'fail') return { status: 500 };
+          if (mode === 'hold') return { until: new Promise<void>((resolve) => (release = resolve)) };
+          return undefined;
+        },
       },
     });
-    stack = await startFaultStack('job_failures');
+    fake = stack.fake;
     api = await stack.startApi();
     redis = new Redis(stack.config.REDIS_URL, { maxRetriesPerRequest: null });
     queue = new JobQueue(redis, stack.config.QUEUE_PREFIX);
@@ -52,11 +56,10 @@ describe('compaction jobs that fail for good', () => {
     await queue?.close();
     redis?.disconnect();
     await stack?.close();
-    await fake?.close();
   }, 60_000);
   const auth = () => ({ Authorization: `Bearer ${stack.key}` });
   const startWorker = async (env: Record<string, string> = {}) => {
-    const worker = await stack.startWorker({ COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-job-failures-0000000000', COMPACTION_SWEEP_INTERVAL_MS: '1000', ...env });
+    const worker = await stack.startWorker({ ...stack.summarizer(), COMPACTION_SWEEP_INTERVAL_MS: '1000', ...env });
     workers.push(worker);
     return worker;
   };

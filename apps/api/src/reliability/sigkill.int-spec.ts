@@ -1,4 +1,4 @@
-import { FakeLlm, FakeLlmRequest, FaultStack, pollUntil, startFakeLlm, startFaultStack } from '@compactor/testing';
+import { BuiltTestStack, FakeLlm, FakeLlmRequest, pollUntil, startTestStack } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 
@@ -34,21 +34,19 @@ const countOf = <T>(xs: T[], x: T) => xs.filter((y) => y === x).length;
  *   answered (not 500: the database pool closes only after them), the others are sent again.
  */
 describe('kill -9 of a worker and of an API, SIGTERM of an API', () => {
-  let stack: FaultStack;
+  let stack: BuiltTestStack;
   let fake: FakeLlm;
   /** While set, the summarizer call for chunk 2 is held (never answered): the worker is killed meanwhile. */
   let holdChunk2 = true;
 
   beforeAll(async () => {
-    fake = await startFakeLlm({ respond: (r) => (holdChunk2 && chunkOf(r) === 2 ? { until: new Promise<never>(() => undefined) } : undefined) });
-    stack = await startFaultStack('sigkill');
+    stack = await startTestStack({ label: 'sigkill', api: 'built', llm: { respond: (r) => (holdChunk2 && chunkOf(r) === 2 ? { until: new Promise<never>(() => undefined) } : undefined) } });
+    fake = stack.fake;
   }, 60_000);
   afterAll(async () => {
     await stack?.close();
-    await fake?.close();
   }, 60_000);
   const auth = () => ({ Authorization: `Bearer ${stack.key}` });
-  const summarizer = () => ({ COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-sigkill-000000000000000' });
   const jobRow = async (id: string) =>
     (
       await stack.query<{ status: string; attempts: number; error: string | null; llm_calls: number; intermediate: Record<string, unknown>; started_at: Date; result_version_id: string | null }>(
@@ -59,7 +57,7 @@ describe('kill -9 of a worker and of an API, SIGTERM of an API', () => {
 
   it('a worker killed mid-compaction: the job is taken over within seconds, finishes once, pays each chunk once and moves the head once', async () => {
     const api = await stack.startApi();
-    const killed = await stack.startWorker(summarizer());
+    const killed = await stack.startWorker(stack.summarizer());
     const id = `sigkill-worker-${randomBytes(4).toString('hex')}`;
     const output = block(1) + block(2) + block(3);
     const res = await request(api.url)
@@ -87,7 +85,7 @@ describe('kill -9 of a worker and of an API, SIGTERM of an API', () => {
     await killed.kill('SIGKILL');
     const killedAt = Date.now();
     holdChunk2 = false;
-    const worker = await stack.startWorker(summarizer());
+    const worker = await stack.startWorker(stack.summarizer());
     const workerUpMs = Date.now() - killedAt;
 
     const done = await pollUntil(

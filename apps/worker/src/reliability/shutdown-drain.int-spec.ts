@@ -1,4 +1,4 @@
-import { FakeLlm, FaultStack, pollUntil, startFakeLlm, startFaultStack } from '@compactor/testing';
+import { BuiltTestStack, FakeLlm, pollUntil, startTestStack } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 
@@ -25,22 +25,20 @@ function block(k: number): string {
 }
 
 describe('SIGTERM of a worker with a running compaction', () => {
-  let stack: FaultStack;
+  let stack: BuiltTestStack;
   let fake: FakeLlm;
   /** Every summarizer call waits for this gate; replaced per test. */
   let gate: Promise<void> = Promise.resolve();
 
   beforeAll(async () => {
-    fake = await startFakeLlm({ respond: () => ({ until: gate }) });
-    stack = await startFaultStack('shutdown-drain');
+    stack = await startTestStack({ label: 'shutdown-drain', api: 'built', llm: { respond: () => ({ until: gate }) } });
+    fake = stack.fake;
   }, 60_000);
   afterAll(async () => {
     await stack?.close();
-    await fake?.close();
   }, 60_000);
 
   const auth = () => ({ Authorization: `Bearer ${stack.key}` });
-  const summarizer = () => ({ COMPACTOR_SUMMARIZER: 'openai', COMPACTOR_SUMMARIZER_BASE_URL: fake.openaiBaseUrl, OPENAI_API_KEY: 'sk-test-drain-0000000000000000' });
   const jobRow = async (id: string) =>
     (await stack.query<{ status: string; attempts: number; error: string | null }>('SELECT status, attempts, error FROM compaction_jobs WHERE id = $1', [id]))[0];
 
@@ -72,7 +70,7 @@ describe('SIGTERM of a worker with a running compaction', () => {
     let release!: () => void;
     gate = new Promise<void>((resolve) => (release = resolve));
     const api = await stack.startApi();
-    const worker = await stack.startWorker({ ...summarizer(), SHUTDOWN_TIMEOUT_MS: '30000' });
+    const worker = await stack.startWorker({ ...stack.summarizer(), SHUTDOWN_TIMEOUT_MS: '30000' });
     const jobId = await compactionWaitingForTheLlm(api.url, 'finish');
 
     const signalledAt = Date.now();
@@ -94,7 +92,7 @@ describe('SIGTERM of a worker with a running compaction', () => {
   it('exits by itself (code 1) at SHUTDOWN_TIMEOUT_MS when the job outlasts it', async () => {
     gate = new Promise<void>(() => undefined); // the LLM never answers this time
     const api = await stack.startApi();
-    const worker = await stack.startWorker({ ...summarizer(), SHUTDOWN_TIMEOUT_MS: '3000' });
+    const worker = await stack.startWorker({ ...stack.summarizer(), SHUTDOWN_TIMEOUT_MS: '3000' });
     await compactionWaitingForTheLlm(api.url, 'timeout');
 
     const signalledAt = Date.now();
