@@ -1,27 +1,18 @@
 /**
- * Typed domain errors. Domain code throws these; the API maps them to HTTP in one
- * exception filter and the worker never sees an HTTP exception.
+ * Typed domain errors that this library throws. The API adds its own (apps/api/src/errors/http-errors.ts)
+ * and maps every code to HTTP in one exception filter; the worker never sees an HTTP exception.
  */
 export enum ErrorCode {
   ValidationFailed = 'validation_failed',
-  NotFound = 'not_found',
-  SessionNotFound = 'session_not_found',
-  ApiKeyNotFound = 'api_key_not_found',
-  Conflict = 'conflict',
-  SessionExists = 'session_exists',
-  IdempotencyKeyReused = 'idempotency_key_reused',
-  Unauthorized = 'unauthorized',
-  Forbidden = 'forbidden',
-  PayloadTooLarge = 'payload_too_large',
   BudgetTooSmall = 'budget_too_small',
+  // ServiceNotReady's code: moves to the API with it (see below).
   NotReady = 'not_ready',
-  TooManyRequests = 'too_many_requests',
-  RateLimited = 'rate_limited',
 }
 
 export class DomainError extends Error {
   constructor(
-    readonly code: ErrorCode,
+    /** An `ErrorCode`, or one of the API's own codes. */
+    readonly code: string,
     message: string,
     readonly details?: Record<string, unknown>,
   ) {
@@ -44,73 +35,11 @@ export class ValidationFailed extends DomainError {
   }
 }
 
-/** Also what another tenant's session looks like, so nothing leaks its existence. */
-export class SessionNotFound extends DomainError {
-  constructor(sessionId: string) {
-    super(ErrorCode.SessionNotFound, `Session '${sessionId}' not found`);
-  }
-}
-
-export class SessionExists extends DomainError {
-  constructor(sessionId: string) {
-    super(ErrorCode.SessionExists, `Session '${sessionId}' already exists`);
-  }
-}
-
-/** Also what another tenant's job looks like. */
-export class JobNotFound extends DomainError {
-  constructor(jobId: string) {
-    super(ErrorCode.NotFound, `Job '${jobId}' not found`);
-  }
-}
-
-export class ApiKeyNotFound extends DomainError {
-  constructor(id: string) {
-    super(ErrorCode.ApiKeyNotFound, `API key '${id}' not found`);
-  }
-}
-
-export class IdempotencyKeyReused extends DomainError {
-  constructor(key: string) {
-    super(ErrorCode.IdempotencyKeyReused, `Idempotency-Key '${key}' was already used for a different request`);
-  }
-}
-
-export class Unauthorized extends DomainError {
-  constructor(message = 'A valid API key is required: Authorization: Bearer <key>') {
-    super(ErrorCode.Unauthorized, message);
-  }
-}
-
-export class Forbidden extends DomainError {
-  constructor(needed: string) {
-    super(ErrorCode.Forbidden, `This API key lacks the '${needed}' scope`);
-  }
-}
-
-/** A per-key limit was reached (open event streams); the client may try again later. */
-export class TooManyRequests extends DomainError {
-  constructor(message: string) {
-    super(ErrorCode.TooManyRequests, message);
-  }
-}
-
-/** The limits a request can run into (issue #15 item 5), as a tenant's settings name them. */
-export type RateLimitName = 'requestsPerMinutePerKey' | 'requestsPerMinute' | 'appendedTokensPerMinute';
-
-/** A per-key or per-tenant rate limit was reached: retry after `retryAfterSeconds` (the 429's Retry-After). */
-export class RateLimited extends DomainError {
-  constructor(
-    readonly limit: RateLimitName,
-    readonly value: number,
-    readonly retryAfterSeconds: number,
-    message: string,
-  ) {
-    super(ErrorCode.RateLimited, message, { limit, value, retryAfterSeconds });
-  }
-}
-
-/** A dependency (PostgreSQL, Redis) the service needs is unreachable. */
+/**
+ * A dependency (PostgreSQL, Redis) the service needs is unreachable. Not thrown here: it moves to
+ * apps/api/src/errors/http-errors.ts like the other HTTP errors once apps/api/src/status/status.service.ts,
+ * being edited elsewhere, can take the import change.
+ */
 export class ServiceNotReady extends DomainError {
   constructor(failed: string[], details: Record<string, unknown>) {
     super(ErrorCode.NotReady, `Not ready: ${failed.join(' and ')} ${failed.length > 1 ? 'are' : 'is'} unreachable`, details);

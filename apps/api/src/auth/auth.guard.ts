@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { Forbidden, Unauthorized } from '@compactor/compaction';
+import { Forbidden, Unauthorized } from '../errors/http-errors';
 import { ApiKeyRepository } from '@compactor/persistence';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';

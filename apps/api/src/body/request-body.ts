@@ -1,4 +1,5 @@
-import { ValidationFailed, Unauthorized } from '@compactor/compaction';
+import { ValidationFailed } from '@compactor/compaction';
+import { Unauthorized } from '../errors/http-errors';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { IncomingMessage } from 'node:http';
 import { ApiKeyAuthenticator, bearerKey } from '../auth/api-key-authenticator';

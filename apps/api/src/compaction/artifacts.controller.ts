@@ -1,6 +1,7 @@
 import { Controller, Get, Param, Query, Res } from '@nestjs/common';
 import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiQuery, ApiTags } from '@nestjs/swagger';
-import { DomainError, ErrorCode, READ_ARTIFACT_TOOL, READ_ARTIFACT_TOOL_OPENAI, readArtifactSlice } from '@compactor/compaction';
+import { DomainError, READ_ARTIFACT_TOOL, READ_ARTIFACT_TOOL_OPENAI, readArtifactSlice } from '@compactor/compaction';
+import { ApiErrorCode } from '../errors/http-errors';
 import { CompactionRepository } from '@compactor/persistence';
 import type { Response } from 'express';
 import { z } from 'zod';
@@ -17,7 +18,7 @@ const rangeSchema = z.strictObject({
 
 class ArtifactNotFound extends DomainError {
   constructor(id: string) {
-    super(ErrorCode.NotFound, `Artifact '${id}' not found`);
+    super(ApiErrorCode.NotFound, `Artifact '${id}' not found`);
   }
 }
 

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { advanceWatermark, sessionBudget, DomainError, ErrorCode, JobNotFound, thresholdTokens, ValidationFailed, VersionPrefix } from '@compactor/compaction';
+import { advanceWatermark, sessionBudget, DomainError, thresholdTokens, ValidationFailed, VersionPrefix } from '@compactor/compaction';
+import { ApiErrorCode, JobNotFound } from '../errors/http-errors';
 import { EventPublisher } from '@compactor/jobs';
 import { CompactionRepository, prefixOf } from '@compactor/persistence';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
@@ -87,7 +88,7 @@ export class CompactionService {
       threshold: thresholdTokens(budget, policy),
       events: [{ type: 'watermark-advanced', line: `Watermark advanced to message ${target}${prefix.watermarkSeq ? ` (was ${prefix.watermarkSeq})` : ''}` }],
     });
-    if (!versionId) throw new DomainError(ErrorCode.Conflict, 'A compaction or restore changed the context meanwhile; send the request again');
+    if (!versionId) throw new DomainError(ApiErrorCode.Conflict, 'A compaction or restore changed the context meanwhile; send the request again');
     this.publisher.notify(session.id);
     const { jobId } = await this.scheduler.schedule(session, 'watermark');
     return { advanced: true, reason: null, watermarkSeq: target, jobId };

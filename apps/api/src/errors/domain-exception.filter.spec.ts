@@ -1,15 +1,16 @@
 import { BadRequestException, NotFoundException } from '@nestjs/common';
-import { DomainError, ErrorCode, RateLimited, ServiceNotReady } from '@compactor/compaction';
+import { DomainError, ServiceNotReady } from '@compactor/compaction';
+import { ApiErrorCode, RateLimited } from './http-errors';
 import { statusOf, toErrorResponse } from './domain-exception.filter';
 
 describe('toErrorResponse', () => {
   it('maps every domain error code to a status', () => {
-    const statuses = Object.values(ErrorCode).map((code) => statusOf(code));
+    const statuses = Object.values(ApiErrorCode).map((code) => statusOf(code));
     expect(statuses).toEqual([400, 404, 404, 404, 409, 409, 409, 401, 403, 413, 422, 503, 429, 429]);
   });
 
   it('keeps code, message and details of a domain error', () => {
-    const error = new DomainError(ErrorCode.ValidationFailed, 'messages[0].role: bad', { field: 'messages[0].role' });
+    const error = new DomainError(ApiErrorCode.ValidationFailed, 'messages[0].role: bad', { field: 'messages[0].role' });
     expect(toErrorResponse(error)).toEqual({
       status: 400,
       body: { error: { code: 'validation_failed', message: 'messages[0].role: bad', details: { field: 'messages[0].role' } } },

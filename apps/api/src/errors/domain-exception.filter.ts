@@ -1,35 +1,36 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus } from '@nestjs/common';
-import { DomainError, ErrorCode, RateLimited } from '@compactor/compaction';
+import { DomainError } from '@compactor/compaction';
 import { isDatabaseUnavailable } from '@compactor/persistence';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { ErrorResponse } from './error-response.dto';
+import { ApiErrorCode, RateLimited } from './http-errors';
 
 /** HTTP status of each domain error code; the switch is exhaustive, so a new code must be mapped. */
-export function statusOf(code: ErrorCode): number {
+export function statusOf(code: ApiErrorCode): number {
   switch (code) {
-    case ErrorCode.ValidationFailed:
+    case ApiErrorCode.ValidationFailed:
       return HttpStatus.BAD_REQUEST;
-    case ErrorCode.Unauthorized:
+    case ApiErrorCode.Unauthorized:
       return HttpStatus.UNAUTHORIZED;
-    case ErrorCode.Forbidden:
+    case ApiErrorCode.Forbidden:
       return HttpStatus.FORBIDDEN;
-    case ErrorCode.NotFound:
-    case ErrorCode.SessionNotFound:
-    case ErrorCode.ApiKeyNotFound:
+    case ApiErrorCode.NotFound:
+    case ApiErrorCode.SessionNotFound:
+    case ApiErrorCode.ApiKeyNotFound:
       return HttpStatus.NOT_FOUND;
-    case ErrorCode.Conflict:
-    case ErrorCode.SessionExists:
-    case ErrorCode.IdempotencyKeyReused:
+    case ApiErrorCode.Conflict:
+    case ApiErrorCode.SessionExists:
+    case ApiErrorCode.IdempotencyKeyReused:
       return HttpStatus.CONFLICT;
-    case ErrorCode.PayloadTooLarge:
+    case ApiErrorCode.PayloadTooLarge:
       return HttpStatus.PAYLOAD_TOO_LARGE;
-    case ErrorCode.BudgetTooSmall:
+    case ApiErrorCode.BudgetTooSmall:
       return HttpStatus.UNPROCESSABLE_ENTITY;
-    case ErrorCode.NotReady:
+    case ApiErrorCode.NotReady:
       return HttpStatus.SERVICE_UNAVAILABLE;
-    case ErrorCode.TooManyRequests:
-    case ErrorCode.RateLimited:
+    case ApiErrorCode.TooManyRequests:
+    case ApiErrorCode.RateLimited:
       return HttpStatus.TOO_MANY_REQUESTS;
   }
 }
@@ -67,13 +68,14 @@ export function toErrorResponse(exception: unknown): { status: number; body: Err
   if (exception instanceof DomainError) {
     const { code, message, details } = exception;
     const headers = exception instanceof RateLimited ? { 'Retry-After': String(exception.retryAfterSeconds) } : undefined;
-    return { status: statusOf(code), body: { error: { code, message, ...(details ? { details } : {}) } }, ...(headers ? { headers } : {}) };
+    // The library's errors and the API's own are the only DomainErrors: their codes are ApiErrorCode's.
+    return { status: statusOf(code as ApiErrorCode), body: { error: { code, message, ...(details ? { details } : {}) } }, ...(headers ? { headers } : {}) };
   }
   if (isBodyParserError(exception)) {
     if (exception.type === 'entity.too.large') {
       const limit = exception.limit ? ` of ${Math.round(exception.limit / 1024 / 1024)} MB` : '';
       const message = `Request body is larger than the limit${limit}`;
-      return { status: 413, body: { error: { code: ErrorCode.PayloadTooLarge, message } } };
+      return { status: 413, body: { error: { code: ApiErrorCode.PayloadTooLarge, message } } };
     }
     if (exception.type === 'entity.parse.failed') {
       return { status: 400, body: { error: { code: 'invalid_json', message: 'Request body is not valid JSON' } } };

@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import { TooManyRequests } from '@compactor/compaction';
+import { TooManyRequests } from '../errors/http-errors';
 import { EventSubscriber } from '@compactor/jobs';
 import { EventRecord, EventRepository, SessionRecord } from '@compactor/persistence';
 import type { Response } from 'express';

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { sessionBudget, DomainError, ErrorCode, goalBlockMessage, GoalRecord, goalRecordFromJson, messageCounter, renderGoalBlock, thresholdTokens } from '@compactor/compaction';
+import { sessionBudget, DomainError, goalBlockMessage, GoalRecord, goalRecordFromJson, messageCounter, renderGoalBlock, thresholdTokens } from '@compactor/compaction';
+import { ApiErrorCode } from '../errors/http-errors';
 import { CompactionRepository, Prisma, prefixOf, SessionRepository } from '@compactor/persistence';
 import { EventPublisher } from '@compactor/jobs';
 import { resolveModel } from '@compactor/tokens';
@@ -70,6 +71,6 @@ export class GoalService {
       }
       session = await this.sessions.require(tenantId, externalId);
     }
-    throw new DomainError(ErrorCode.Conflict, 'Compactions kept changing the context; send the request again');
+    throw new DomainError(ApiErrorCode.Conflict, 'Compactions kept changing the context; send the request again');
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeyNotFound } from '@compactor/compaction';
+import { ApiKeyNotFound } from '../errors/http-errors';
 import { ApiKeyRecord, ApiKeyRepository, ApiKeyScope } from '@compactor/persistence';
 import { generateApiKey, hashApiKey, keyPrefix } from '../auth/api-key-secret';
 import { ApiKeyView, CreatedApiKey } from './keys.dto';

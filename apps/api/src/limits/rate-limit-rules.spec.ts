@@ -1,4 +1,4 @@
-import { ErrorCode } from '@compactor/compaction';
+import { ApiErrorCode } from '../errors/http-errors';
 import { appendFits, rateLimited, rateLimitHeaders, retryAfterSeconds } from './rate-limit-rules';
 
 describe('rate limit rules', () => {
@@ -11,7 +11,7 @@ describe('rate limit rules', () => {
 
   it('names the limit, its value and the wait in the refusal', () => {
     const refused = rateLimited({ limit: 'requestsPerMinutePerKey', value: 1200, msBeforeNext: 41_500 });
-    expect(refused.code).toBe(ErrorCode.RateLimited);
+    expect(refused.code).toBe(ApiErrorCode.RateLimited);
     expect(refused.details).toEqual({ limit: 'requestsPerMinutePerKey', value: 1200, retryAfterSeconds: 42 });
     expect(refused.message).toBe('Rate limit reached: requestsPerMinutePerKey allows 1,200 requests per minute for this API key; retry in 42 s');
   });

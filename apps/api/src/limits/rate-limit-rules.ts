@@ -1,4 +1,4 @@
-import { RateLimited, RateLimitName } from '@compactor/compaction';
+import { RateLimited, RateLimitName } from '../errors/http-errors';
 
 /** Every rate limit counts over a fixed window of one minute, from the window's first request. */
 export const RATE_WINDOW_SECONDS = 60;

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown, Provider } from '@nestjs/common';
-import { RateLimited, RateLimitName } from '@compactor/compaction';
-import { createProducerConnection } from '@compactor/jobs';
+import { RateLimited, RateLimitName } from '../errors/http-errors';
+import { createProducerConnection, settled } from '@compactor/jobs';
 import type { Redis } from 'ioredis';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
@@ -22,7 +22,12 @@ export const RATE_LIMIT_REDIS = Symbol('RATE_LIMIT_REDIS');
 export const rateLimitRedisProvider: Provider = {
   provide: RATE_LIMIT_REDIS,
   inject: [API_CONFIG],
-  useFactory: (config: ApiConfig) => createProducerConnection(config.REDIS_URL),
+  // Connected before the API listens (a Redis Cluster takes a moment to learn its slots), or failed once: it still starts while Redis is down.
+  useFactory: async (config: ApiConfig) => {
+    const redis = createProducerConnection(config.REDIS_URL);
+    await settled(redis);
+    return redis;
+  },
 };
 
 /** A check waits at most this long for Redis (one that accepts connections but does not answer); then the request goes on unchecked. */

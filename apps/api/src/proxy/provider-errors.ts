@@ -1,4 +1,5 @@
-import { anthropicErrorType, openaiErrorType, type RateLimited } from '@compactor/compaction';
+import { anthropicErrorType, openaiErrorType } from '@compactor/compaction';
+import type { RateLimited } from '../errors/http-errors';
 import type { Response } from 'express';
 
 export type ProxyProvider = 'anthropic' | 'openai';

@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import { BudgetTooSmall, derivedSessionId, DomainError, matchConversation, messageKeys, RateLimited, SessionMessage, ValidationFailed } from '@compactor/compaction';
+import { BudgetTooSmall, derivedSessionId, DomainError, matchConversation, messageKeys, SessionMessage, ValidationFailed } from '@compactor/compaction';
+import { RateLimited } from '../errors/http-errors';
 import { EventPublisher } from '@compactor/jobs';
 import { CompactionRepository, SessionRecord, SessionRepository } from '@compactor/persistence';
 import { ModelSpec, resolveModel } from '@compactor/tokens';

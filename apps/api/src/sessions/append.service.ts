@@ -5,12 +5,10 @@ import {
   CanonicalMessage,
   detectFormat,
   DomainError,
-  ErrorCode,
   goalMarkersOfMessages,
   goalRecordFromJson,
   snapshotFraction,
   FieldProblem,
-  IdempotencyKeyReused,
   MessageFormat,
   parseAnthropicMessages,
   parseAnthropicSystem,
@@ -25,6 +23,7 @@ import {
   validateSequence,
   ValidationFailed,
 } from '@compactor/compaction';
+import { ApiErrorCode, IdempotencyKeyReused } from '../errors/http-errors';
 import { AppendRepository, EventRepository, MessageRepository, NewMessageRow, SessionRecord, Prisma, SessionRepository } from '@compactor/persistence';
 import { EventPublisher } from '@compactor/jobs';
 import { resolveModel } from '@compactor/tokens';
@@ -84,7 +83,7 @@ function parseMessages(body: AppendBody, previousFormat: MessageFormat | undefin
 /** The session's history moved past the seq an append expected (the proxy's compare-and-append). */
 export class HistoryMoved extends DomainError {
   constructor(expected: number, actual: number) {
-    super(ErrorCode.Conflict, `The session's history moved on (expected last seq ${expected}, found ${actual}); read it again`);
+    super(ApiErrorCode.Conflict, `The session's history moved on (expected last seq ${expected}, found ${actual}); read it again`);
   }
 }
 

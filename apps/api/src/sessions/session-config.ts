@@ -13,8 +13,8 @@ import {
   thresholdTokens,
   ValidationFailed,
   DomainError,
-  ErrorCode,
 } from '@compactor/compaction';
+import { ApiErrorCode } from '../errors/http-errors';
 import { Prisma, SessionRecord } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';
 import { z } from 'zod';
@@ -49,7 +49,7 @@ export function assertMayOverride(policy: PolicyInput | undefined, scopes: reado
   if (!policy || scopes.includes('admin')) return;
   const fields = privilegedOverrides(policy.overrides, prefix);
   if (fields.length === 0) return;
-  throw new DomainError(ErrorCode.Forbidden, `${fields.join(', ')}: prompt and summarizer-model overrides need an admin key`, {
+  throw new DomainError(ApiErrorCode.Forbidden, `${fields.join(', ')}: prompt and summarizer-model overrides need an admin key`, {
     fields: fields.map((field) => ({ field, message: 'needs an admin key' })),
   });
 }

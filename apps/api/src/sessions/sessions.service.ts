@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { reliabilityOf, sessionBudget, SessionExists, SessionNotFound } from '@compactor/compaction';
+import { reliabilityOf, sessionBudget } from '@compactor/compaction';
+import { SessionExists, SessionNotFound } from '../errors/http-errors';
 import { EventPublisher } from '@compactor/jobs';
 import { EventRepository, SessionRecord, SessionRepository } from '@compactor/persistence';
 import { resolveModel } from '@compactor/tokens';

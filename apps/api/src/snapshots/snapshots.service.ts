@@ -4,14 +4,13 @@ import {
   checkpointMessage,
   sessionBudget,
   DomainError,
-  ErrorCode,
-  JobNotFound,
   messageCounter,
   reliabilityOf,
   thresholdTokens,
   Treatment,
   VersionPrefix,
 } from '@compactor/compaction';
+import { ApiErrorCode, JobNotFound } from '../errors/http-errors';
 import { canonicalOf, CompactionRepository, MessageRepository, prefixOf, ReadSource, SessionRecord, SnapshotRecord, SnapshotRepository } from '@compactor/persistence';
 import { EventPublisher } from '@compactor/jobs';
 import { resolveModel } from '@compactor/tokens';
@@ -25,7 +24,7 @@ const RESTORE_ATTEMPTS = 3;
 
 export class SnapshotNotFound extends DomainError {
   constructor(id: string) {
-    super(ErrorCode.NotFound, `Snapshot '${id}' not found`);
+    super(ApiErrorCode.NotFound, `Snapshot '${id}' not found`);
   }
 }
 
@@ -95,7 +94,7 @@ export class SnapshotsService {
     if (!job || job.sessionId !== session.id) throw new JobNotFound(jobId);
     const snapshot = job.status === 'succeeded' ? await this.snapshots.beforeJob(session.id, jobId) : null;
     if (!snapshot) {
-      throw new DomainError(ErrorCode.Conflict, `Compaction ${jobId} changed nothing to undo (status ${job.status}${job.dryRun ? ', dry run' : ''})`, { status: job.status });
+      throw new DomainError(ApiErrorCode.Conflict, `Compaction ${jobId} changed nothing to undo (status ${job.status}${job.dryRun ? ', dry run' : ''})`, { status: job.status });
     }
     return this.restoreSnapshot(session, tenantId, snapshot, `Undid compaction ${jobId.slice(0, 8)}: restored version ${snapshot.versionNumber}`);
   }
@@ -143,7 +142,7 @@ export class SnapshotsService {
       }
       session = await this.sessions.require(tenantId, session.externalId);
     }
-    throw new DomainError(ErrorCode.Conflict, 'Compactions kept changing the context; send the request again');
+    throw new DomainError(ApiErrorCode.Conflict, 'Compactions kept changing the context; send the request again');
   }
 
   /**
@@ -155,7 +154,7 @@ export class SnapshotsService {
     const session = await this.sessions.require(tenantId, externalId);
     const load = async (n: number, field: string) => {
       const id = await this.snapshots.versionId(session.id, n);
-      if (id === undefined) throw new DomainError(ErrorCode.NotFound, `Version ${n} of session '${externalId}' not found`, { field });
+      if (id === undefined) throw new DomainError(ApiErrorCode.NotFound, `Version ${n} of session '${externalId}' not found`, { field });
       return prefixOf(id ? await this.compactions.head(session.id, id) : null);
     };
     const [pa, pb] = [await load(a, 'a'), await load(b, 'b')];

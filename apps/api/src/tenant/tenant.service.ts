@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DomainError, ErrorCode, FieldProblem, PolicyInput, ValidationFailed } from '@compactor/compaction';
+import { DomainError, FieldProblem, PolicyInput, ValidationFailed } from '@compactor/compaction';
+import { ApiErrorCode } from '../errors/http-errors';
 import { CompactionRepository, LIMIT_FIELDS, limitDefaults, limitProblem, Prisma, TenantLimits, TenantRecord, TenantRepository, tenantOwnLimits } from '@compactor/persistence';
 import { z } from 'zod';
 import { AuthContext } from '../auth/scopes';
@@ -83,7 +84,7 @@ export class TenantService {
 
   async get(tenantId: string): Promise<TenantSettingsView> {
     const tenant = await this.tenants.find(tenantId);
-    if (!tenant) throw new DomainError(ErrorCode.NotFound, 'Tenant not found');
+    if (!tenant) throw new DomainError(ApiErrorCode.NotFound, 'Tenant not found');
     return this.view(tenant, await this.spendToday(tenantId));
   }
 
@@ -133,7 +134,7 @@ export class TenantService {
         audit: { keyId: auth.keyId, action: 'tenant.updated', targetType: 'tenant', targetId: auth.tenantId, data: { changes } },
       };
     });
-    if (!updated) throw new DomainError(ErrorCode.NotFound, 'Tenant not found');
+    if (!updated) throw new DomainError(ApiErrorCode.NotFound, 'Tenant not found');
     // This process reads the new settings at once; other API replicas within their 10 s cache.
     this.proxySettings.invalidate(auth.tenantId);
     this.defaults.invalidate(auth.tenantId);
