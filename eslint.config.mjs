@@ -38,7 +38,7 @@ function boundaries(inTests) {
       { sourceTag: 'scope:config', onlyDependOnLibsWithTags: [...extra] },
       { sourceTag: 'scope:compaction', onlyDependOnLibsWithTags: ['scope:tokens', ...extra] },
       { sourceTag: 'scope:llm', onlyDependOnLibsWithTags: ['scope:compaction', 'scope:tokens', ...extra] },
-      { sourceTag: 'scope:jobs', onlyDependOnLibsWithTags: ['scope:compaction', 'scope:tokens', ...extra] },
+      { sourceTag: 'scope:jobs', onlyDependOnLibsWithTags: ['scope:compaction', 'scope:tokens', 'scope:config', ...extra] },
       { sourceTag: 'scope:persistence', onlyDependOnLibsWithTags: ['scope:compaction', 'scope:tokens', 'scope:config', ...extra] },
       { sourceTag: 'scope:testing', onlyDependOnLibsWithTags: ['type:lib'] },
     ],

@@ -141,6 +141,16 @@ export async function ensurePostgres(rawUrl) {
 
 /** Ensures Redis answers at the URL, starting a local one (no persistence) when needed. */
 export async function ensureRedis(rawUrl) {
+  // A Redis Cluster or Sentinel (redis+cluster://h:p,h:p, redis+sentinel://h:p/name) is the operator's own: it must answer, nothing is started.
+  const multi = /^redis\+(cluster|sentinel):\/\//.exec(rawUrl);
+  if (multi) {
+    const hosts = rawUrl.slice(multi[0].length).split('@').pop().split('/')[0].split(',');
+    for (const node of hosts) {
+      const colon = node.lastIndexOf(':');
+      if (await tcpOpen(node.slice(0, colon), Number(node.slice(colon + 1)))) return rawUrl;
+    }
+    throw new ServiceError(`Cannot reach any node of ${maskUrl(rawUrl)} (REDIS_URL)`);
+  }
   const url = new URL(rawUrl);
   const port = Number(url.port || 6379);
   if (await tcpOpen(url.hostname, port)) return rawUrl;

@@ -27,7 +27,7 @@ import { CompactionScheduler } from './compaction/compaction-scheduler';
 import { ArtifactsController, ToolsController } from './compaction/artifacts.controller';
 import { CompactionController } from './compaction/compaction.controller';
 import { CompactionService } from './compaction/compaction.service';
-import { createProducerConnection, JobQueue } from '@compactor/jobs';
+import { createProducerConnection, JobQueue, queuePrefixFor, settled } from '@compactor/jobs';
 import { SnapshotsController } from './snapshots/snapshots.controller';
 import { SnapshotsService } from './snapshots/snapshots.service';
 import { GoalController } from './goal/goal.controller';
@@ -76,7 +76,15 @@ export class AppModule {
         ContextService,
         MessageTokenCounter,
         // Its own connection that fails fast while Redis is down: an append never waits for a reconnection.
-        { provide: JobQueue, useFactory: () => new JobQueue(createProducerConnection(config.REDIS_URL), config.QUEUE_PREFIX, true) },
+        {
+          provide: JobQueue,
+          // Connected before the API listens (a Redis Cluster takes a moment to learn its slots), or failed once: it still starts while Redis is down.
+          useFactory: async () => {
+            const connection = createProducerConnection(config.REDIS_URL);
+            await settled(connection);
+            return new JobQueue(connection, queuePrefixFor(config.REDIS_URL, config.QUEUE_PREFIX), true);
+          },
+        },
         CompactionScheduler,
         CompactionService,
         ...eventProviders,

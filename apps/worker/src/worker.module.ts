@@ -1,6 +1,6 @@
 import { DynamicModule, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { createRedisConnection, EventPublisher, JobQueue } from '@compactor/jobs';
+import { createRedisConnection, EventPublisher, JobQueue, queuePrefixFor } from '@compactor/jobs';
 import { createSummarizer, describeSummarizerConfig, parseSummarizerConfig } from '@compactor/llm';
 import { PersistenceModule } from '@compactor/persistence';
 import type { Redis } from 'ioredis';
@@ -39,7 +39,7 @@ export class WorkerModule implements OnApplicationShutdown {
         {
           provide: JobQueue,
           inject: [WORKER_REDIS],
-          useFactory: (redis: Redis) => new JobQueue(redis, config.QUEUE_PREFIX),
+          useFactory: (redis: Redis) => new JobQueue(redis, queuePrefixFor(config.REDIS_URL, config.QUEUE_PREFIX)),
         },
         { provide: WorkerActivity, useFactory: () => workerActivity(config) },
         // Every summarizer call goes through the activity record, so the heartbeat tells whether the LLM answers.

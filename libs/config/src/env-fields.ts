@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseRedisUrl } from './redis-url';
 
 // Fields shared by the apps' config schemas. Each app composes its own schema from these.
 
@@ -15,7 +16,18 @@ const urlWithProtocols = (protocols: string[], example: string) =>
   );
 
 export const databaseUrl = urlWithProtocols(['postgres:', 'postgresql:'], 'postgresql://user:pass@host:5432/db');
-export const redisUrl = urlWithProtocols(['redis:', 'rediss:'], 'redis://127.0.0.1:6379');
+/** One Redis, a Redis Cluster or a Sentinel-managed primary (redis-url.ts). */
+export const redisUrl = z.string().refine(
+  (value) => {
+    try {
+      parseRedisUrl(value);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be a URL like redis://127.0.0.1:6379, redis+cluster://host:port,host:port or redis+sentinel://host:26379,host:26379/mymaster' },
+);
 export const httpUrl = urlWithProtocols(['http:', 'https:'], 'http://127.0.0.1:3000');
 export const port = z.coerce.number().int().min(1).max(65535);
 export const host = z.string().min(1);

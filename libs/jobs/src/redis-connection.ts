@@ -1,4 +1,70 @@
-import { Redis } from 'ioredis';
+import { parseRedisUrl } from '@compactor/config';
+import { Cluster, Redis, RedisOptions } from 'ioredis';
+
+/**
+ * A connection to what REDIS_URL names: one server, a Redis Cluster (`redis+cluster://`) or a
+ * primary found through Sentinel (`redis+sentinel://`), with the given per-connection options.
+ * A Cluster is typed as Redis: every command this project sends is key-based or pub/sub, which
+ * ioredis's Cluster routes; the one exception, SCAN, is handled where it is used (`scanNodes`).
+ */
+export function connectRedis(url: string, options: RedisOptions, cluster: { retry?: boolean } = {}): Redis {
+  const target = parseRedisUrl(url);
+  if (target.kind === 'cluster') {
+    const auth = { ...(target.username ? { username: target.username } : {}), ...(target.password ? { password: target.password } : {}) };
+    const { enableOfflineQueue, lazyConnect, ...perNode } = options;
+    const connection = new Cluster(target.nodes, {
+      redisOptions: { ...perNode, ...auth },
+      ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
+      ...(lazyConnect !== undefined ? { lazyConnect } : {}),
+      ...(cluster.retry === false ? { clusterRetryStrategy: () => null } : {}),
+    });
+    return connection as unknown as Redis;
+  }
+  if (target.kind === 'sentinel') {
+    return new Redis({
+      ...options,
+      sentinels: target.sentinels,
+      name: target.name,
+      db: target.db,
+      ...(target.username ? { username: target.username } : {}),
+      ...(target.password ? { password: target.password } : {}),
+    });
+  }
+  return new Redis(target.url, options);
+}
+
+/** Whether REDIS_URL names a Redis Cluster: BullMQ's keys then need a hash tag ({prefix}) so each queue's keys share a slot. */
+export function isClusterUrl(url: string): boolean {
+  return parseRedisUrl(url).kind === 'cluster';
+}
+
+/** The queue prefix as BullMQ must see it: `{prefix}` on a Redis Cluster (one slot per queue), the prefix itself otherwise. */
+export function queuePrefixFor(url: string, prefix: string): string {
+  return isClusterUrl(url) && !prefix.startsWith('{') ? `{${prefix}}` : prefix;
+}
+
+const isCluster = (redis: Redis) => (redis as unknown as { isCluster?: boolean }).isCluster === true;
+
+/** The values of `keys`: one MGET on one server; on a Cluster, where keys of different slots cannot share a command, one GET each. */
+export async function getMany(redis: Redis, keys: string[]): Promise<(string | null)[]> {
+  if (keys.length === 0) return [];
+  return isCluster(redis) ? Promise.all(keys.map((k) => redis.get(k))) : redis.mget(...keys);
+}
+
+/** Every key matching `pattern`: SCAN on one server, on each primary of a Cluster. */
+export async function scanKeys(redis: Redis, pattern: string, limit = Infinity, count = 200): Promise<string[]> {
+  const nodes = isCluster(redis) ? (redis as unknown as Cluster).nodes('master') : [redis];
+  const keys: string[] = [];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', count);
+      keys.push(...batch);
+      cursor = next;
+    } while (cursor !== '0' && keys.length < limit);
+  }
+  return keys;
+}
 
 /**
  * One ioredis connection as BullMQ needs it (maxRetriesPerRequest: null). Connection
@@ -6,7 +72,7 @@ import { Redis } from 'ioredis';
  * unreachable Redis from crashing the process with an unhandled event.
  */
 export function createRedisConnection(url: string, options: { lazyConnect?: boolean } = {}): Redis {
-  const redis = new Redis(url, {
+  const redis = connectRedis(url, {
     maxRetriesPerRequest: null,
     lazyConnect: options.lazyConnect ?? false,
     enableOfflineQueue: true,
@@ -27,7 +93,7 @@ export function createProducerConnection(url: string): Redis {
 
 /** No offline queue, one try per command, 2 s to connect; errors are the caller's to see on its commands. */
 function failFast(url: string, commandTimeout?: number): Redis {
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, ...(commandTimeout !== undefined ? { commandTimeout } : {}) });
+  const redis = connectRedis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, ...(commandTimeout !== undefined ? { commandTimeout } : {}) });
   redis.on('error', () => undefined);
   return redis;
 }

@@ -12,3 +12,4 @@ export * from './redis-server';
 export * from './fault-stack';
 export * from './postgres-cluster';
 export * from './test-stack';
+export * from './redis-cluster';

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DEFAULT_PRESET, PRESET_NAMES, presetTrigger, ServiceNotReady } from '@compactor/compaction';
-import { JobQueue, QueueName, WorkerHeartbeat, workerHeartbeatPattern, workerHeartbeatSchema } from '@compactor/jobs';
+import { getMany, JobQueue, QueueName, scanKeys, WorkerHeartbeat, workerHeartbeatPattern, workerHeartbeatSchema } from '@compactor/jobs';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { QueueDepth } from '../analytics/analytics.dto';
@@ -67,16 +67,11 @@ export class StatusService {
   }
 
   private async workers(): Promise<WorkerStatusView[]> {
-    const keys: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, batch] = await this.redis.scan(cursor, 'MATCH', workerHeartbeatPattern(this.config.QUEUE_PREFIX), 'COUNT', 200);
-      cursor = next;
-      keys.push(...batch);
-    } while (cursor !== '0' && keys.length < MAX_WORKERS);
+    // Each primary's keys on a Redis Cluster (scanKeys), at most MAX_WORKERS.
+    const keys = await scanKeys(this.redis, workerHeartbeatPattern(this.config.QUEUE_PREFIX), MAX_WORKERS);
     if (keys.length === 0) return [];
-    // A key can expire between SCAN and MGET: that worker is gone, its null is skipped.
-    const values = await this.redis.mget(...new Set(keys.slice(0, MAX_WORKERS)));
+    // A key can expire between SCAN and the read: that worker is gone, its null is skipped.
+    const values = await getMany(this.redis, [...new Set(keys.slice(0, MAX_WORKERS))]);
     const beats: WorkerHeartbeat[] = [];
     for (const value of values) {
       if (value === null) continue;

@@ -9,6 +9,7 @@ import {
   JobRegistry,
   JobRunContext,
   RegisteredHandler,
+  queuePrefixFor,
 } from '@compactor/jobs';
 import { DelayedError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -86,7 +87,7 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
             this.logger.warn(`Job ${job.name} ${job.id}: ${failure.message} (${jobFailureDetail(error)})`);
             throw failure;
           }),
-        { connection, prefix: this.config.QUEUE_PREFIX, concurrency: this.config.WORKER_CONCURRENCY, ...workerLockOptions(this.config) },
+        { connection, prefix: queuePrefixFor(this.config.REDIS_URL, this.config.QUEUE_PREFIX), concurrency: this.config.WORKER_CONCURRENCY, ...workerLockOptions(this.config) },
       );
       // A lock this worker could not renew may already be another worker's: the run here stops at its next step.
       worker.on('lockRenewalFailed', (jobIds) => {
