@@ -5,8 +5,6 @@
 export enum ErrorCode {
   ValidationFailed = 'validation_failed',
   BudgetTooSmall = 'budget_too_small',
-  // ServiceNotReady's code: moves to the API with it (see below).
-  NotReady = 'not_ready',
 }
 
 export class DomainError extends Error {
@@ -32,17 +30,6 @@ export class ValidationFailed extends DomainError {
     const shown = problems.slice(0, 5).map((p) => `${p.field}: ${p.message}`);
     const more = problems.length > 5 ? ` (and ${problems.length - 5} more)` : '';
     super(ErrorCode.ValidationFailed, `${shown.join('; ')}${more}`, { fields: problems.slice(0, 100) });
-  }
-}
-
-/**
- * A dependency (PostgreSQL, Redis) the service needs is unreachable. Not thrown here: it moves to
- * apps/api/src/errors/http-errors.ts like the other HTTP errors once apps/api/src/status/status.service.ts,
- * being edited elsewhere, can take the import change.
- */
-export class ServiceNotReady extends DomainError {
-  constructor(failed: string[], details: Record<string, unknown>) {
-    super(ErrorCode.NotReady, `Not ready: ${failed.join(' and ')} ${failed.length > 1 ? 'are' : 'is'} unreachable`, details);
   }
 }
 

@@ -1,6 +1,6 @@
 import { BadRequestException, NotFoundException } from '@nestjs/common';
-import { DomainError, ServiceNotReady } from '@compactor/compaction';
-import { ApiErrorCode, RateLimited } from './http-errors';
+import { DomainError } from '@compactor/compaction';
+import { ApiErrorCode, RateLimited, ServiceNotReady } from './http-errors';
 import { statusOf, toErrorResponse } from './domain-exception.filter';
 
 describe('toErrorResponse', () => {

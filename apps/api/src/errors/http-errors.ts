@@ -18,7 +18,7 @@ export const ApiErrorCode = {
   Forbidden: 'forbidden',
   PayloadTooLarge: 'payload_too_large',
   BudgetTooSmall: ErrorCode.BudgetTooSmall,
-  NotReady: ErrorCode.NotReady,
+  NotReady: 'not_ready',
   TooManyRequests: 'too_many_requests',
   RateLimited: 'rate_limited',
 } as const;
@@ -90,5 +90,12 @@ export class RateLimited extends DomainError {
     message: string,
   ) {
     super(ApiErrorCode.RateLimited, message, { limit, value, retryAfterSeconds });
+  }
+}
+
+/** A dependency (PostgreSQL, Redis) the service needs is unreachable. */
+export class ServiceNotReady extends DomainError {
+  constructor(failed: string[], details: Record<string, unknown>) {
+    super(ApiErrorCode.NotReady, `Not ready: ${failed.join(' and ')} ${failed.length > 1 ? 'are' : 'is'} unreachable`, details);
   }
 }

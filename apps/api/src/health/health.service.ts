@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ServiceNotReady } from '@compactor/compaction';
+import { ServiceNotReady } from '../errors/http-errors';
 import { HealthRepository } from '@compactor/persistence';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';

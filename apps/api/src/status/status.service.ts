@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DEFAULT_PRESET, PRESET_NAMES, presetTrigger, ServiceNotReady } from '@compactor/compaction';
+import { DEFAULT_PRESET, PRESET_NAMES, presetTrigger } from '@compactor/compaction';
+import { ServiceNotReady } from '../errors/http-errors';
 import { getMany, JobQueue, QueueName, scanKeys, WorkerHeartbeat, workerHeartbeatPattern, workerHeartbeatSchema } from '@compactor/jobs';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
