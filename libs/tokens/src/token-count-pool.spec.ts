@@ -149,11 +149,23 @@ describe('TokenCountPool', () => {
     await expect(second.count(['hello world'], gpt4o)).resolves.toEqual([2]);
   });
 
-  it('rejects running calls when closed', async () => {
+  it('lets running and queued calls finish when closed (a server shutting down), and refuses new ones', async () => {
+    const closing = new TokenCountPool({ threads: 1, inlineBelowChars: 0 });
+    const text = agentText(200_000, 11);
+    const running = closing.count([text], gpt4o);
+    const queued = closing.count(['x'], gpt4o);
+    const closed = closing.close();
+    await expect(closing.count(['y'], gpt4o)).rejects.toThrow('closed');
+    await expect(running).resolves.toEqual([countTextSync(text, 'o200k_base')]);
+    await expect(queued).resolves.toEqual([1]);
+    await closed;
+  });
+
+  it('rejects what is still queued or running once the drain time is over', async () => {
     const closing = new TokenCountPool({ threads: 1, inlineBelowChars: 0 });
     const running = expect(closing.count([agentText(200_000, 11)], gpt4o)).rejects.toThrow('closed');
     const queued = expect(closing.count(['x'], gpt4o)).rejects.toThrow('closed');
-    await closing.close();
+    await closing.close(0);
     await running;
     await queued;
   });

@@ -47,7 +47,11 @@ export class TokenCountPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private nextJobId = 1;
+  /** No new calls (close() was called); queued and running ones still finish. */
+  private closing = false;
   private closed = false;
+  /** Called by close() once nothing is queued or running. */
+  private onIdle?: () => void;
 
   constructor(options: TokenCountPoolOptions = {}) {
     this.threads = Math.max(1, Math.floor(options.threads ?? Math.min(2, availableParallelism())));
@@ -61,7 +65,7 @@ export class TokenCountPool {
    * is closed.
    */
   async count(texts: string[], spec: ModelSpec, options: { offThread?: boolean } = {}): Promise<number[]> {
-    if (this.closed) throw new Error('TokenCountPool is closed');
+    if (this.closing) throw new Error('TokenCountPool is closed');
     const encoding = spec.encoding;
     assertEncoding(encoding);
     const counts = new Array<number>(texts.length).fill(0);
@@ -119,8 +123,23 @@ export class TokenCountPool {
     await Promise.all(jobs);
   }
 
-  /** Rejects queued and running calls and terminates the workers. The pool cannot be reused. */
-  async close(): Promise<void> {
+  /**
+   * Refuses new calls, lets the queued and running ones finish (at most `drainMs`: a server's shutdown
+   * must not fail the counts of requests and recordings still in flight), then rejects what is left
+   * and terminates the workers. The pool cannot be reused.
+   */
+  async close(drainMs = 5000): Promise<void> {
+    this.closing = true;
+    if (this.busy()) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, drainMs);
+        this.onIdle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    this.onIdle = undefined;
     this.closed = true;
     const error = new Error('TokenCountPool closed');
     for (const job of this.queue.splice(0)) job.reject(error);
@@ -161,6 +180,8 @@ export class TokenCountPool {
       const request: CountRequest = { id: job.id, encoding: job.encoding, texts: job.texts };
       slot.worker.postMessage(request);
     }
+    // A queued job that could not start (its worker failed to spawn) was rejected above.
+    this.notifyIfIdle();
   }
 
   private startSlot(): Slot {
@@ -176,6 +197,7 @@ export class TokenCountPool {
         job.reject(new Error('Token count worker sent a malformed reply'));
       } else job.resolve(reply.counts);
       this.dispatch();
+      this.notifyIfIdle();
     });
     worker.on('error', (error) => this.retire(slot, asError(error, 'Token count worker crashed')));
     worker.on('messageerror', (error) => this.retire(slot, asError(error, 'Token count worker sent an unreadable reply')));
@@ -195,6 +217,15 @@ export class TokenCountPool {
     slot.worker.unref();
     void slot.worker.terminate().catch(() => undefined);
     this.dispatch();
+    this.notifyIfIdle();
+  }
+
+  private busy(): boolean {
+    return this.queue.length > 0 || this.slots.some((s) => s.job !== undefined);
+  }
+
+  private notifyIfIdle(): void {
+    if (this.onIdle && !this.busy()) this.onIdle();
   }
 }
 
