@@ -13,3 +13,4 @@ export * from './fault-stack';
 export * from './postgres-cluster';
 export * from './test-stack';
 export * from './redis-cluster';
+export * from './free-port';

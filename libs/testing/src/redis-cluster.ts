@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { freePort } from './free-port';
 
 /** Private Redis topologies on loopback ports (Debian's redis-server, nothing persisted), for the Cluster and Sentinel tests. */
 export interface TestRedisTopology {
@@ -12,13 +12,6 @@ export interface TestRedisTopology {
   stop(): Promise<void>;
 }
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 async function waitForPing(port: number, deadlineMs = 10_000): Promise<void> {
   const deadline = Date.now() + deadlineMs;

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from './free-port';
 import { Redis } from 'ioredis';
 
 /**
@@ -14,13 +14,6 @@ export interface TestRedisServer {
   start(): Promise<void>;
 }
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 export async function startRedisServer(): Promise<TestRedisServer> {
   const port = await freePort();

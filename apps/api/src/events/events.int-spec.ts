@@ -1,10 +1,10 @@
 import { EventPublisher, eventChannel } from '@compactor/jobs';
 import { EventRepository, PrismaService } from '@compactor/persistence';
-import { longSweAgentSession, pollUntil, RunningApp, startBuiltApp, startWorkerFor } from '@compactor/testing';
+import { freePort, longSweAgentSession, pollUntil, RunningApp, startBuiltApp, startWorkerFor } from '@compactor/testing';
 import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { AddressInfo, createServer } from 'node:net';
+import { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
 import { EventStreamService } from './event-stream.service';
@@ -71,13 +71,6 @@ const baseUrl = (api: TestApi) => `http://127.0.0.1:${(api.app.getHttpServer().a
 /** Session ids in these tests are unique across tenants. */
 const sessionRow = async (app: TestApi, externalId: string) =>
   app.app.get(PrismaService).session.findFirstOrThrow({ where: { externalId }, select: { id: true, tenantId: true } });
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 
 /** Real agent messages, enough to cross a 32k window's threshold several times. */
 const LONG = longSweAgentSession();

@@ -1,17 +1,8 @@
-import { createTestDatabase, longSweAgentSession, pollUntil, RunningApp, startBuiltApp, startTcpRelay, startWorkerFor, TcpRelay, TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@compactor/testing';
-import { createServer, type AddressInfo } from 'node:net';
+import { createTestDatabase, freePort, longSweAgentSession, pollUntil, RunningApp, startBuiltApp, startTcpRelay, startWorkerFor, TcpRelay, TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
 
-/** A loopback port nobody listens on right now. */
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 
 const LONG = longSweAgentSession();
 
