@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { BudgetTooSmall, derivedSessionId, DomainError, matchConversation, messageKeys, SessionMessage, ValidationFailed } from '@compactor/compaction';
 import { RateLimited } from '../errors/http-errors';
 import { EventPublisher } from '@compactor/jobs';
@@ -12,8 +12,7 @@ import { LOGGER } from '../logging/logger';
 import { HistoryMoved } from '../sessions/append.service';
 import { ContextLimits, ContextService } from '../sessions/context.service';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
-import { answerAssembler } from './answer-assembler';
-import { AnswerHandler, answerMessages, ConversationRecorder } from './conversation-recorder';
+import { answerMessages, ConversationRecorder } from './conversation-recorder';
 import { ConversationResolver, isOneShot } from './conversation-resolver';
 import { ConversationStore } from './conversation-store';
 import { forwardBody } from './forward-body';
@@ -21,8 +20,7 @@ import { policyHeader, providerOf, ProxyRequest, ProxyShape, sessionIdHeader } f
 import { ProxyAuth } from './proxy-auth';
 import { ProxySettings, UpstreamSettings } from './proxy-settings';
 import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from './provider-errors';
-import { passThroughPath } from './pass-through-path';
-import { clientHeaders, UpstreamClient, UpstreamExchange, upstreamHeaders } from './upstream';
+import { UpstreamForwarder } from './upstream-forwarder';
 
 /** `context`'s tokens with each message that stood in at its upper bound (one of `bounded`) at its exact count instead. */
 function exactTokens(context: readonly SessionMessage[], bounded: readonly SessionMessage[], exact: readonly SessionMessage[]): number {
@@ -56,12 +54,10 @@ class StageTimer {
  * path, forwards the session's compacted context instead of the client's history (with the
  * request's own system prompt, tools and parameters), streams the upstream's answer back byte
  * for byte and records it. A client whose history no longer matches its session's gets a fork.
- * Orchestrates: auth → resolve (ConversationResolver) → context → forward body → upstream → record (ConversationRecorder).
+ * Orchestrates: auth → resolve (ConversationResolver) → context → forward body → upstream (UpstreamForwarder) → record (ConversationRecorder).
  */
 @Injectable()
-export class ProxyService implements OnModuleDestroy {
-  private readonly upstream = new UpstreamClient();
-
+export class ProxyService {
   constructor(
     private readonly auth: ProxyAuth,
     private readonly settings: ProxySettings,
@@ -75,11 +71,8 @@ export class ProxyService implements OnModuleDestroy {
     private readonly counter: MessageTokenCounter,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly rateLimits: RateLimits,
+    private readonly forwarder: UpstreamForwarder,
   ) {}
-
-  onModuleDestroy(): void {
-    this.upstream.close();
-  }
 
   /** `POST /v1/proxy/anthropic/v1/messages`, `POST /v1/proxy/openai/v1/chat/completions` and `POST /v1/proxy/openai/v1/responses`. */
   async messages(shape: ProxyShape, req: Request, res: Response): Promise<void> {
@@ -125,7 +118,7 @@ export class ProxyService implements OnModuleDestroy {
       }
       if (request.conversationLength === 0) {
         // Nothing to record or compact (the provider answers such a request with its own error).
-        await this.relay(provider, res, await this.send(provider, upstream, req, path, req.body as Buffer), {});
+        await this.forwarder.relay(provider, res, await this.forwarder.send(provider, upstream, req, path, req.body as Buffer), {});
         return;
       }
       // What a request appends is counted once stored (after the upstream answered); a tenant over its appended tokens per
@@ -170,7 +163,7 @@ export class ProxyService implements OnModuleDestroy {
         timing.mark('body');
         // What the proxy spent before the request went upstream, by stage (Server-Timing: clients and the benchmark see it).
         const serverTiming = timing.header();
-        const exchange = await this.send(provider, upstream, req, path, payload);
+        const exchange = await this.forwarder.send(provider, upstream, req, path, payload);
         // Counted while the request was forwarded: the context's tokens with the exact counts of the messages it holds.
         const contextTokens = pending?.exact ? exactTokens(context.messages, pending.messages, await pending.exact.catch(() => pending.messages)) : context.tokens;
         // The request's new messages (a new session, a fork) are stored only once the upstream accepted the request: one it
@@ -189,7 +182,7 @@ export class ProxyService implements OnModuleDestroy {
         if (resolved.pending && target) void target.then((into) => into && this.rememberLimits(into.session, request, limits));
         // What we estimated the upstream would count for this request: the context, what the request adds, its tool schemas.
         const estimated = contextTokens + context.continuationTokens + (limits.extraTokens ?? 0) + (limits.toolSchemaTokens ?? 0);
-        await this.relay(provider, res, exchange, headers, target && this.recorder.answerRecorder(shape, lockKey, auth.tenantId, request.stream, target, estimated));
+        await this.forwarder.relay(provider, res, exchange, headers, target && this.recorder.answerRecorder(shape, lockKey, auth.tenantId, request.stream, target, estimated));
       } finally {
         // Refused by Compactor (422 budget_too_small, 400) or not answered (502, 504): nothing is stored, the lock is released.
         resolved.pending?.release.settle(undefined);
@@ -242,8 +235,8 @@ export class ProxyService implements OnModuleDestroy {
    */
   private async forwardChained(upstream: UpstreamSettings, req: Request, res: Response, path: string, request: ProxyRequest, tenantId: string, sessionId: string | undefined, timing: StageTimer): Promise<void> {
     const serverTiming = timing.header();
-    const exchange = await this.send('openai', upstream, req, path, req.body as Buffer);
-    await this.relay('openai', res, exchange, { 'server-timing': serverTiming, [NOT_COMPACTED_HEADER]: CHAINED_REASON });
+    const exchange = await this.forwarder.send('openai', upstream, req, path, req.body as Buffer);
+    await this.forwarder.relay('openai', res, exchange, { 'server-timing': serverTiming, [NOT_COMPACTED_HEADER]: CHAINED_REASON });
     const session = sessionId === undefined ? null : await this.sessions.find(tenantId, sessionId).catch(() => null);
     if (!session) return;
     const data = { reason: 'previous_response_id', previousResponseId: String(request.body.previous_response_id).slice(0, 200), status: exchange.response.statusCode ?? 502, model: request.model ?? null };
@@ -260,59 +253,11 @@ export class ProxyService implements OnModuleDestroy {
     try {
       const auth = await this.admitted(req, res);
       const upstream = await this.settings.forTenant(auth.tenantId);
-      const path = passThroughPath(upstream.baseUrl[provider], req.originalUrl.slice(`/v1/proxy/${provider}`.length) || '/');
-      const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
-      const exchange = await this.upstream.send({ provider, baseUrl: upstream.baseUrl[provider], path, method: req.method, headers: upstreamHeaders(req.headers), body, timeoutMs: upstream.timeoutMs });
-      await this.relay(provider, res, exchange, {});
+      const exchange = await this.forwarder.sendAsReceived(provider, upstream, req);
+      await this.forwarder.relay(provider, res, exchange, {});
     } catch (error) {
       this.fail(provider, res, error);
     }
-  }
-
-  private send(provider: ProxyProvider, upstream: UpstreamSettings, req: Request, path: string, body: Buffer): Promise<UpstreamExchange> {
-    const query = req.originalUrl.includes('?') ? req.originalUrl.slice(req.originalUrl.indexOf('?')) : '';
-    return this.upstream.send({
-      provider,
-      baseUrl: upstream.baseUrl[provider],
-      path: `${path}${query}`,
-      method: 'POST',
-      // The answer is read as it passes, so it must come uncompressed.
-      headers: upstreamHeaders(req.headers, { 'accept-encoding': 'identity', 'content-type': 'application/json' }),
-      body,
-      timeoutMs: upstream.timeoutMs,
-    });
-  }
-
-  /**
-   * The upstream's status, headers and body go to the client as they are, bytes piped (never
-   * re-serialized); `answer` hears of the end of the answer, assembled when it was a complete 2xx.
-   */
-  private relay(provider: ProxyProvider, res: Response, exchange: UpstreamExchange, headers: Record<string, string>, answer?: AnswerHandler): Promise<void> {
-    const upstream = exchange.response;
-    const status = upstream.statusCode ?? 502;
-    res.statusCode = status;
-    for (const [name, value] of Object.entries(clientHeaders(upstream.headers))) res.setHeader(name, value);
-    for (const [name, value] of Object.entries(headers)) {
-      const theirs = upstream.headers[name];
-      // A header both send (Server-Timing) keeps the upstream's entries too.
-      res.setHeader(name, theirs === undefined || !name.startsWith('server-timing') ? value : [...[theirs].flat(), value].join(', '));
-    }
-    res.flushHeaders();
-    const assembler = answer && status >= 200 && status < 300 ? answerAssembler(answer.shape ?? provider, answer.stream) : undefined;
-    return new Promise<void>((resolve) => {
-      if (assembler) upstream.on('data', (chunk: Buffer) => assembler.push(chunk));
-      upstream.on('end', () => answer?.onEnd(assembler?.message(), status, res.destroyed, assembler?.inputTokens()));
-      upstream.on('error', () => undefined);
-      upstream.on('close', () => {
-        // Cut short (reset, or our timeout between two chunks): the client's answer is cut short too.
-        if (!upstream.complete) res.destroy();
-        resolve();
-      });
-      res.on('close', () => {
-        if (!res.writableFinished) exchange.abort();
-      });
-      upstream.pipe(res);
-    });
   }
 
   /**
@@ -321,9 +266,9 @@ export class ProxyService implements OnModuleDestroy {
    */
   private async forwardSide(provider: ProxyProvider, upstream: UpstreamSettings, req: Request, res: Response, path: string, request: ProxyRequest, main: SessionRecord, timing: StageTimer): Promise<void> {
     const serverTiming = timing.header();
-    const exchange = await this.send(provider, upstream, req, path, req.body as Buffer);
+    const exchange = await this.forwarder.send(provider, upstream, req, path, req.body as Buffer);
     const headers = { 'server-timing': serverTiming, 'x-compactor-side-request': main.externalId };
-    await this.relay(provider, res, exchange, headers, {
+    await this.forwarder.relay(provider, res, exchange, headers, {
       stream: request.stream,
       shape: request.shape,
       onEnd: (message, status) => void this.reportSide(main, request, status, message),
