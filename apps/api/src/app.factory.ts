@@ -13,6 +13,7 @@ import { httpMetricsMiddleware } from './metrics/http-metrics.middleware';
 import { RateLimits } from './limits/rate-limits';
 import { MetricsService } from './metrics/metrics.service';
 import { buildOpenApiDocument } from './openapi/openapi-document';
+import { ZodBodyPipe } from './common/zod-body';
 import { ProxyAuth } from './proxy/proxy-auth';
 import { countTextSync } from '@compactor/tokens';
 
@@ -38,6 +39,8 @@ export async function createApp(config: ApiConfig, options: CreateAppOptions = {
   // A caller over its rate limits is refused there too, before its body is read.
   app.use(requestBodyMiddleware({ limitMb: config.BODY_LIMIT_MB, authenticator: app.get(ApiKeyAuthenticator), proxyAuth: app.get(ProxyAuth), rateLimits: app.get(RateLimits) }));
   app.useGlobalFilters(new DomainExceptionFilter(logger));
+  // Request bodies typed as a createZodDto class are validated by its zod schema (a 400 naming each bad field).
+  app.useGlobalPipes(new ZodBodyPipe());
   SwaggerModule.setup('docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });
   // The BPE rank tables of o200k (the encoding of every current model) load before the app serves:
   // otherwise the first request that counts text holds the event loop ~0.6 s for them (once per process).

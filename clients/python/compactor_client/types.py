@@ -309,6 +309,12 @@ GoalArtifactDto = TypedDict("GoalArtifactDto", {
     "text": str,
 })
 
+GoalArtifactRequest = TypedDict("GoalArtifactRequest", {
+    "action": NotRequired[Literal["created", "modified", "deleted"]],
+    "path": NotRequired[str],
+    "text": str,
+})
+
 GoalBlockView = TypedDict("GoalBlockView", {
     "text": str,
     "tokens": float,
@@ -320,16 +326,26 @@ GoalCheckpointDto = TypedDict("GoalCheckpointDto", {
     "text": str,
 })
 
+GoalCheckpointRequest = TypedDict("GoalCheckpointRequest", {
+    "status": Literal["completed", "in-progress", "pending"],
+    "text": str,
+})
+
 GoalDecisionDto = TypedDict("GoalDecisionDto", {
     "locked": bool,  # A locked decision is never compressed; only a goal update unlocks it.
     "text": str,
 })
 
+GoalDecisionRequest = TypedDict("GoalDecisionRequest", {
+    "locked": NotRequired[bool],  # A locked decision is never compressed; only a goal update unlocks it.
+    "text": str,
+})
+
 GoalRequest = TypedDict("GoalRequest", {
-    "artifacts": NotRequired[List["GoalArtifactDto"]],
-    "checkpoints": NotRequired[List["GoalCheckpointDto"]],
+    "artifacts": NotRequired[List["GoalArtifactRequest"]],
+    "checkpoints": NotRequired[List["GoalCheckpointRequest"]],
     "constraints": NotRequired[List[str]],  # User constraints, part of the goal block.
-    "decisions": NotRequired[List["GoalDecisionDto"]],
+    "decisions": NotRequired[List["GoalDecisionRequest"]],
     "goal": NotRequired[str],
     "nextStep": NotRequired[str],
     "priority": NotRequired[Literal["high", "medium", "low"]],
@@ -817,9 +833,12 @@ __all__ = [
     "FailureDay",
     "Failures",
     "GoalArtifactDto",
+    "GoalArtifactRequest",
     "GoalBlockView",
     "GoalCheckpointDto",
+    "GoalCheckpointRequest",
     "GoalDecisionDto",
+    "GoalDecisionRequest",
     "GoalRequest",
     "GoalView",
     "HistoryMessage",

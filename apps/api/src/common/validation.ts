@@ -15,8 +15,13 @@ export function fieldPath(path: readonly PropertyKey[], prefix = ''): string {
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.infer<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const problems: FieldProblem[] = result.error.issues.map((issue) => ({ field: fieldPath(issue.path, prefix), message: issue.message }));
-  throw new ValidationFailed(problems);
+  throw validationFailed(result.error, prefix);
+}
+
+/** The 400 for a zod error: one problem per issue, naming its field. */
+export function validationFailed(error: z.ZodError, prefix = ''): ValidationFailed {
+  const problems: FieldProblem[] = error.issues.map((issue) => ({ field: fieldPath(issue.path, prefix), message: issue.message }));
+  return new ValidationFailed(problems);
 }
 
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -1,4 +1,40 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { createZodDto } from 'nestjs-zod';
+import { z } from 'zod';
+import { EMPTY_BODY_IS_EMPTY_OBJECT } from '../common/zod-body';
+
+const text = (max: number) => z.string().trim().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
+
+export const goalSchema = z.strictObject({
+  goal: text(2000).optional(),
+  priority: z.enum(['high', 'medium', 'low']).optional(),
+  status: z.enum(['active', 'paused', 'completed']).optional(),
+  checkpoints: z
+    .array(z.strictObject({ text: text(500), status: z.enum(['completed', 'in-progress', 'pending']) }).meta({ id: 'GoalCheckpointRequest' }))
+    .max(100)
+    .default([]),
+  decisions: z
+    .array(z.strictObject({ text: text(500), locked: z.boolean().default(false).meta({ description: 'A locked decision is never compressed; only a goal update unlocks it.' }) }).meta({ id: 'GoalDecisionRequest' }))
+    .max(100)
+    .default([]),
+  artifacts: z
+    .array(
+      z.strictObject({
+        text: text(500).meta({ example: 'Created src/auth/login.ts' }),
+        action: z.enum(['created', 'modified', 'deleted']).optional(),
+        path: text(500).optional(),
+      }).meta({ id: 'GoalArtifactRequest' }),
+    )
+    .max(200)
+    .default([]),
+  constraints: z.array(text(500)).max(50).optional().meta({ description: 'User constraints, part of the goal block.' }),
+  nextStep: text(1000).optional(),
+});
+
+/** The body of PUT /v1/sessions/:id/goal (may be left out: an empty goal record); its schema validates it and is its OpenAPI schema. */
+export class GoalRequest extends createZodDto(goalSchema) {
+  static readonly [EMPTY_BODY_IS_EMPTY_OBJECT] = true;
+}
 
 class GoalCheckpointDto {
   @ApiProperty()
@@ -27,7 +63,8 @@ class GoalArtifactDto {
   path?: string;
 }
 
-export class GoalRequest {
+/** The goal record's fields as the API returns them. */
+class GoalFields {
   @ApiPropertyOptional({ maxLength: 2000 })
   goal?: string;
 
@@ -64,7 +101,7 @@ class GoalBlockView {
   version!: number;
 }
 
-export class GoalView extends GoalRequest {
+export class GoalView extends GoalFields {
   @ApiProperty()
   sessionId!: string;
 

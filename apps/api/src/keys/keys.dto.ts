@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { createZodDto } from 'nestjs-zod';
 import { z } from 'zod';
 import { SCOPES } from '../auth/scopes';
 
@@ -8,15 +9,27 @@ const DAY_MS = 24 * 3600 * 1000;
 
 export const createKeySchema = z
   .strictObject({
-    name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
-    scopes: z.array(z.enum(SCOPES as [string, ...string[]])).min(1, 'must name at least one scope').max(3),
+    name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters').meta({ example: 'ingest from agent-fleet' }),
+    scopes: z
+      .array(z.enum(SCOPES as [string, ...string[]]))
+      .min(1, 'must name at least one scope')
+      .max(3)
+      .meta({ example: ['ingest'] }),
     expiresInDays: z
       .number('must be a number of days')
       .int('must be a whole number of days')
       .min(1, 'must be at least 1')
       .max(MAX_KEY_LIFETIME_DAYS, `must be at most ${MAX_KEY_LIFETIME_DAYS}`)
-      .optional(),
-    expiresAt: z.iso.datetime({ offset: true, message: 'must be an ISO 8601 date-time such as 2027-01-31T00:00:00Z' }).nullable().optional(),
+      .optional()
+      .meta({
+        example: 90,
+        description: 'The key expires this many days after it is created. Leave this and `expiresAt` out for a key that never expires.',
+      }),
+    expiresAt: z.iso
+      .datetime({ offset: true, message: 'must be an ISO 8601 date-time such as 2027-01-31T00:00:00Z' })
+      .nullable()
+      .optional()
+      .meta({ description: `When the key expires: in the future, at most ${MAX_KEY_LIFETIME_DAYS} days ahead. Give this or \`expiresInDays\`, not both.` }),
   })
   .superRefine((input, ctx) => {
     if (input.expiresInDays !== undefined && input.expiresAt !== undefined && input.expiresAt !== null) {
@@ -37,30 +50,8 @@ export function keyExpiry(input: Pick<CreateKeyInput, 'expiresInDays' | 'expires
   return typeof input.expiresAt === 'string' ? new Date(input.expiresAt) : null;
 }
 
-export class CreateApiKeyRequest {
-  @ApiProperty({ example: 'ingest from agent-fleet' })
-  name!: string;
-
-  @ApiProperty({ enum: SCOPES, isArray: true, example: ['ingest'] })
-  scopes!: string[];
-
-  @ApiPropertyOptional({
-    type: 'integer',
-    minimum: 1,
-    maximum: MAX_KEY_LIFETIME_DAYS,
-    example: 90,
-    description: 'The key expires this many days after it is created. Leave this and `expiresAt` out for a key that never expires.',
-  })
-  expiresInDays?: number;
-
-  @ApiPropertyOptional({
-    format: 'date-time',
-    nullable: true,
-    type: String,
-    description: `When the key expires: in the future, at most ${MAX_KEY_LIFETIME_DAYS} days ahead. Give this or \`expiresInDays\`, not both.`,
-  })
-  expiresAt?: string | null;
-}
+/** The body of POST /v1/keys: its schema validates the body and is its OpenAPI schema. */
+export class CreateApiKeyRequest extends createZodDto(createKeySchema) {}
 
 export class ApiKeyView {
   @ApiProperty({ format: 'uuid' })

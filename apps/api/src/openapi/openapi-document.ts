@@ -1,5 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { cleanupOpenApiDoc } from 'nestjs-zod';
 import { ErrorResponse } from '../errors/error-response.dto';
 
 /** The OpenAPI document; committed as apps/api/openapi.json, from which the dashboard's client is generated. */
@@ -10,7 +11,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setVersion('1')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A Compactor API key.' })
     .build();
-  return SwaggerModule.createDocument(app, config, { extraModels: [ErrorResponse] });
+  // Request bodies are createZodDto classes: nestjs-zod's cleanup turns the markers their schemas leave into plain OpenAPI 3.0.
+  return cleanupOpenApiDoc(SwaggerModule.createDocument(app, config, { extraModels: [ErrorResponse] }));
 }
 
 export function serializeOpenApiDocument(document: OpenAPIObject): string {

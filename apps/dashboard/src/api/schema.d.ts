@@ -766,13 +766,13 @@ export interface components {
              * @description Return the would-be context and its savings without applying it.
              * @default false
              */
-            dryRun: boolean;
+            dryRun?: boolean;
             /**
              * @description Shape of the would-be context of a dry run.
              * @default anthropic
              * @enum {string}
              */
-            format: "anthropic" | "openai" | "canonical";
+            format?: "anthropic" | "openai" | "canonical";
         };
         CompactResponse: {
             /** @description Dry run: the would-be context, in the requested format (same shape as GET context). */
@@ -1010,6 +1010,13 @@ export interface components {
             /** @example Created src/auth/login.ts */
             text: string;
         };
+        GoalArtifactRequest: {
+            /** @enum {string} */
+            action?: "created" | "modified" | "deleted";
+            path?: string;
+            /** @example Created src/auth/login.ts */
+            text: string;
+        };
         GoalBlockView: {
             text: string;
             tokens: number;
@@ -1021,17 +1028,33 @@ export interface components {
             status: "completed" | "in-progress" | "pending";
             text: string;
         };
+        GoalCheckpointRequest: {
+            /** @enum {string} */
+            status: "completed" | "in-progress" | "pending";
+            text: string;
+        };
         GoalDecisionDto: {
             /** @description A locked decision is never compressed; only a goal update unlocks it. */
             locked: boolean;
             text: string;
         };
+        GoalDecisionRequest: {
+            /**
+             * @description A locked decision is never compressed; only a goal update unlocks it.
+             * @default false
+             */
+            locked?: boolean;
+            text: string;
+        };
         GoalRequest: {
-            artifacts?: components["schemas"]["GoalArtifactDto"][];
-            checkpoints?: components["schemas"]["GoalCheckpointDto"][];
+            /** @default [] */
+            artifacts?: components["schemas"]["GoalArtifactRequest"][];
+            /** @default [] */
+            checkpoints?: components["schemas"]["GoalCheckpointRequest"][];
             /** @description User constraints, part of the goal block. */
             constraints?: string[];
-            decisions?: components["schemas"]["GoalDecisionDto"][];
+            /** @default [] */
+            decisions?: components["schemas"]["GoalDecisionRequest"][];
             goal?: string;
             nextStep?: string;
             /** @enum {string} */
