@@ -235,4 +235,18 @@ describe('taskStatement (the goal block task section when no goal is set)', () =
     expect(words(cut?.text ?? '')).toBeLessThanOrEqual(12);
     expect(taskStatement(msgs, 9, words)).toBeUndefined();
   });
+  it('is the request the first reply answers: the last user text before it, not material sent ahead (SWE-agent demonstration)', () => {
+    // The shape of testdata/swe-agent-trajectories (pydicom-1458__gpt4): a demonstration, then the issue, then the agent's first reply.
+    const user = (seq: number, text: string) => ({ seq, message: { role: 'user' as const, blocks: [{ type: 'text' as const, text }] } });
+    const demo = user(2, 'Here is a demonstration of how to correctly accomplish this task.\nIt is included to show you how to correctly use the interface.');
+    const issue = user(3, "We're currently solving the following issue within our repository. Here's the issue text:\nISSUE:\nError: Pixel Representation is missing");
+    const reply = { seq: 4, message: { role: 'assistant' as const, blocks: [{ type: 'text' as const, text: 'First I will reproduce it.' }] } };
+    const later = user(5, 'Now also update the changelog.');
+    expect(taskStatement([msgs[0], demo, issue, reply, later], 100, words)).toEqual({ seq: 3, text: issue.message.blocks[0].text });
+    // No reply yet: the first user text.
+    expect(taskStatement([msgs[0], demo, issue], 100, words)?.seq).toBe(2);
+    // Tool results are never the request.
+    const toolResult = { seq: 3, message: { role: 'user' as const, blocks: [{ type: 'tool_result' as const, toolUseId: 't1', content: [{ type: 'text' as const, text: 'ok' }], isError: false }] } };
+    expect(taskStatement([msgs[0], demo, toolResult, reply], 100, words)?.seq).toBe(2);
+  });
 });

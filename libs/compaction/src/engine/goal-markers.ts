@@ -292,12 +292,19 @@ export const TASK_STATEMENT_BUDGET_SHARE = 0.05;
 
 /**
  * The session's task when no goal was set (SPEC.md "Facts ledger", high compression): agents
- * open a session with the user's request, and most never write a `[GOAL]` marker. The first user
- * message that is not a tool result, as its opening lines within `maxTokens` (cut at a line or a
- * word), for the goal block once that message has left the context. Undefined when there is none.
+ * open a session with the user's request, and most never write a `[GOAL]` marker. The request is
+ * the user text (not a tool result) the agent's first reply answers: the last one before the first
+ * assistant message. Earlier user messages before that reply are material the request comes with
+ * (SWE-agent sends a worked demonstration first and the issue to solve second: pydicom-1458__gpt4,
+ * swe-agent__test-repo-i1 in testdata/). Without an assistant message yet, the first user text.
+ * Its opening lines within `maxTokens` (cut at a line or a word), for the goal block once that
+ * message has left the context. Undefined when there is none.
  */
 export function taskStatement(messages: readonly { seq: number; message: CanonicalMessage }[], maxTokens: number, countText: (t: string) => number): { seq: number; text: string } | undefined {
-  const first = messages.find((m) => m.message.role === 'user' && m.message.blocks.some((b) => b.type === 'text' && b.text.trim().length > 0) && !m.message.blocks.some((b) => b.type === 'tool_result'));
+  const isRequest = (m: CanonicalMessage) => m.role === 'user' && m.blocks.some((b) => b.type === 'text' && b.text.trim().length > 0) && !m.blocks.some((b) => b.type === 'tool_result');
+  const firstReply = messages.findIndex((m) => m.message.role === 'assistant');
+  const beforeReply = firstReply < 0 ? [] : messages.slice(0, firstReply).filter((m) => isRequest(m.message));
+  const first = beforeReply.length > 0 ? beforeReply[beforeReply.length - 1] : messages.find((m) => isRequest(m.message));
   if (!first || maxTokens < 10) return undefined;
   const text = first.message.blocks
     .map((b) => (b.type === 'text' ? b.text : ''))
