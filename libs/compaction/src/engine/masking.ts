@@ -10,6 +10,12 @@ export interface MaskingParams {
   keepLatestTurns: number;
   /** Results at or below this many tokens are not worth masking. */
   minTokens: number;
+  /**
+   * Stop once the messages total at most this many tokens: outputs are masked oldest first, and
+   * newer ones stay whole while the context is already down to it (the budget is used, issue #14).
+   * Undefined: every output older than the latest turns is masked.
+   */
+  downToTokens?: number;
 }
 
 export interface MaskingResult {
@@ -52,8 +58,10 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
   if (params.keepLatestTurns <= 0) boundary = messages.length;
 
   const masked: number[] = [];
+  let total = params.downToTokens === undefined ? Infinity : messages.reduce((n, m) => n + m.tokens, 0);
   const out = messages.map((m, i) => {
     if (i >= boundary || protection.whole.has(m.seq)) return m;
+    if (params.downToTokens !== undefined && total <= params.downToTokens) return m;
     // Which blocks go, and under which tool name: the whole input of the masked form besides the message.
     const maskAs = m.message.blocks.map((b) => {
       if (b.type !== 'tool_result' || protection.exemptToolUseIds.has(b.toolUseId)) return '';
@@ -71,6 +79,7 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
     if (!hit) masks.set(m.message, { signature, count, result });
     if (result === m || result.tokens >= m.tokens) return m;
     masked.push(m.seq);
+    total -= m.tokens - result.tokens;
     return result;
   });
   const sum = (xs: SessionMessage[]) => xs.reduce((n, m) => n + m.tokens, 0);

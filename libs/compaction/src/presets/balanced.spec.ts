@@ -72,8 +72,27 @@ describe('balanced preset (SPEC.md Policies: mask first, summarize only if still
     expect(out.status).toBe('succeeded');
     expect(out.steps).toEqual(['mask']);
     expect(summarizer.calls).toHaveLength(0);
-    expect(out.tokensAfter).toBeLessThan(0.6 * Math.ceil(before / 0.85));
+    // Masking, oldest first, stops at the band's lower edge (summarizeDownTo, 65%): the budget above it keeps newer outputs whole.
+    const budget = Math.ceil(before / 0.85);
+    expect(out.tokensAfter).toBeLessThanOrEqual(0.65 * budget);
+    expect(out.tokensAfter).toBeGreaterThan(0.5 * budget);
+    const masked = Object.keys(out.prefix.treatments).map(Number);
+    const outputs = history.filter((m) => m.message.blocks.some((b) => b.type === 'tool_result')).map((m) => m.seq);
+    // The masked outputs are the oldest ones, and some outputs older than the latest 10 turns stay whole.
+    expect(masked).toEqual(outputs.slice(0, masked.length));
+    expect(masked.length).toBeLessThan(outputs.length - 10);
     expect(out.events.map((e) => e.type)).toEqual(['compressed']);
+  });
+
+  it('"Compact now" masks every output older than the latest turns, not only down to the band', async () => {
+    const history = toSession(agentSession(30));
+    const before = tokensOf(history);
+    const budget = Math.ceil(before / 0.85);
+    const auto = await compactBalanced(input(history, budget, new TruncatingSummarizer()));
+    const manual = await compactBalanced({ ...input(history, budget, new TruncatingSummarizer()), trigger: 'manual' });
+    expect(manual.status).toBe('succeeded');
+    expect(manual.tokensAfter).toBeLessThan(0.6 * budget);
+    expect(Object.keys(manual.prefix.treatments).length).toBeGreaterThan(Object.keys(auto.prefix.treatments).length);
   });
 
   it('summarizes the oldest unprotected span into a checkpoint when masking is not enough, keeping the latest 6 messages', async () => {

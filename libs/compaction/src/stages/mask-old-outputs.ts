@@ -39,13 +39,16 @@ export const maskOldOutputs: Stage<MaskOldOutputsParams, MaskNotes> = ({ prefix,
   const protection = protectionOf(context, policy);
   notes.protection = protection;
   if (input.trigger === 'ingest') return { prefix, context };
-  let masked: { messages: SessionMessage[]; masked: number[] } = maskObservations(context, protection, { keepLatestTurns: params.maskKeepLatestTurns, minTokens: params.maskMinTokens }, input.countMessage);
+  // An automatic run masks the oldest outputs only until the context is down to `summarizeDownTo`: the rest of the
+  // budget keeps newer outputs whole (the budget band, docs/compaction.md). "Compact now" masks every old output.
+  const downToTokens = input.trigger === 'manual' ? undefined : Math.floor(params.summarizeDownTo * input.budget);
+  let masked: { messages: SessionMessage[]; masked: number[] } = maskObservations(context, protection, { keepLatestTurns: params.maskKeepLatestTurns, minTokens: params.maskMinTokens, downToTokens }, input.countMessage);
   steps.push('mask');
   if (params.maskAllBeforeSummary && sumTokens(masked.messages) > params.summarizeAbove * input.budget) {
     let keep = params.maskKeepLatestTurns;
     while (keep > 0 && sumTokens(masked.messages) > params.summarizeDownTo * input.budget) {
       keep = keep <= 2 ? 0 : Math.floor(keep / 2);
-      const deeper = maskObservations(masked.messages, protection, { keepLatestTurns: keep, minTokens: params.maskMinTokens }, input.countMessage);
+      const deeper = maskObservations(masked.messages, protection, { keepLatestTurns: keep, minTokens: params.maskMinTokens, downToTokens }, input.countMessage);
       if (deeper.masked.length === 0) continue;
       masked = { messages: deeper.messages, masked: [...masked.masked, ...deeper.masked] };
       if (!steps.includes('mask-more')) steps.push('mask-more');
