@@ -396,7 +396,7 @@ export async function run({ apiUrl, key, root, machine, log, options = {} }) {
   if (options.json) {
     writeFileSync(
       path.resolve(String(options.json)),
-      `${JSON.stringify({ seed, count, presets, sets: sets.map((s) => ({ id: s.id, sessions: s.sessions.map((x) => x.name) })), groups, runs: runs.map(({ retained, ...r }) => ({ ...r, lost: Object.keys(retained ?? {}).filter((k) => !retained[k]) })) }, null, 1)}\n`,
+      `${JSON.stringify({ seed, count, presets, sets: sets.map((s) => ({ id: s.id, sessions: s.sessions.map((x) => x.name) })), groups, runs: runs.map(({ retained, ...r }) => ({ ...r, lost: Object.keys(retained ?? {}).filter((k) => !retained[k]) })), facts: Object.fromEntries(sets.flatMap((s) => s.sessions.flatMap((x) => x.facts ?? [])).map((f) => [f.id, f])) }, null, 1)}\n`,
     );
     log(`wrote the raw results to ${options.json}`);
   }
@@ -477,6 +477,8 @@ async function runSession(api, s, key, index, preset, budget, window, tag, probe
   out.tokens = native.tokens;
   out.ratio = native.tokens / probed.total;
   out.checkpoints = native.checkpoints?.length ?? 0;
+  // Kept for `--json` (the final context as sent, to audit what was lost); not part of any table.
+  out.context = native;
   Object.assign(out, score(s.facts, contextText(native)));
   return out;
 }
