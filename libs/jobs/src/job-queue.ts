@@ -12,7 +12,7 @@ export class QueueUnavailable extends Error {
 }
 
 /** The command's result, or QueueUnavailable when it fails or Redis does not answer within `ms` (a Redis that accepts connections but does not answer). */
-async function withinTimeout<T>(command: Promise<T>, ms: number): Promise<T> {
+export async function withinTimeout<T>(command: Promise<T>, ms: number = ENQUEUE_TIMEOUT_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);

@@ -19,6 +19,8 @@ import { WorkerActivity } from '../status/worker-activity';
 import { MaintenanceSchedules } from '../maintenance/maintenance-schedules';
 
 export const WORKER_REDIS = Symbol('WORKER_REDIS');
+/** The worker's fail-fast connection for what it sends on its own: re-queues, wake-ups, heartbeats, schedules. */
+export const WORKER_PRODUCER_REDIS = Symbol('WORKER_PRODUCER_REDIS');
 
 /**
  * Discovers @OnJob handlers, builds the registry (which refuses to start on a job with
@@ -101,7 +103,9 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
       worker.on('error', (error) => this.logger.error(`Worker error on ${queueName}: ${error.message}`));
       this.workers.push(worker);
     }
-    await this.schedules.upsertAll();
+    // Redis down at start-up: the worker starts anyway (its consumers connect when Redis returns) and the sweep puts back
+    // the schedules Redis does not have once it answers.
+    await this.schedules.upsertAll().catch((error: Error) => this.logger.warn(`Maintenance schedules not written yet (the sweep restores them when Redis answers): ${error.message}`));
     const lock = workerLockOptions(this.config);
     this.logger.log(
       `Handling ${this.registry.names.length} job type(s) on ${queues.size} queue(s); job locks ${lock.lockDuration} ms renewed every ${lock.lockRenewTime} ms, stalled check every ${lock.stalledInterval} ms`,

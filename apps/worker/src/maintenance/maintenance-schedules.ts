@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { JobName, JobQueue, QueueName } from '@compactor/jobs';
+import { JobName, JobQueue, QueueName, withinTimeout } from '@compactor/jobs';
 import { WORKER_CONFIG, WorkerConfig } from '../config/worker-config';
 
 export const IDEMPOTENCY_EXPIRY_SCHEDULER = 'expire-idempotency-hourly';
@@ -33,10 +33,10 @@ export class MaintenanceSchedules {
     ];
   }
 
-  /** Creates or updates every schedule. */
+  /** Creates or updates every schedule; QueueUnavailable when Redis does not take one within ENQUEUE_TIMEOUT_MS (BullMQ waits for a connection). */
   async upsertAll(): Promise<void> {
     const queue = this.queue.queue(QueueName.Maintenance);
-    for (const s of this.all()) await queue.upsertJobScheduler(s.id, { every: s.every }, s.job);
+    for (const s of this.all()) await withinTimeout(queue.upsertJobScheduler(s.id, { every: s.every }, s.job));
   }
 
   /** Creates the schedules Redis does not have; returns their ids. */

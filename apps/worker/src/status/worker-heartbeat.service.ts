@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { WORKER_HEARTBEAT_INTERVAL_MS, WORKER_HEARTBEAT_TTL_S, workerHeartbeatKey } from '@compactor/jobs';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, WorkerConfig } from '../config/worker-config';
-import { WORKER_REDIS } from '../jobs/job-runner';
+import { WORKER_PRODUCER_REDIS } from '../jobs/job-runner';
 import { WorkerActivity } from './worker-activity';
 
 /**
@@ -18,7 +18,7 @@ export class WorkerHeartbeatService implements OnApplicationBootstrap, OnApplica
 
   constructor(
     @Inject(WORKER_CONFIG) private readonly config: WorkerConfig,
-    @Inject(WORKER_REDIS) private readonly redis: Redis,
+    @Inject(WORKER_PRODUCER_REDIS) private readonly redis: Redis,
     private readonly activity: WorkerActivity,
   ) {}
 
