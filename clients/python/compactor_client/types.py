@@ -748,7 +748,7 @@ VersionDiff = TypedDict("VersionDiff", {
 })
 
 WatermarkRequest = TypedDict("WatermarkRequest", {
-    "seq": NotRequired[float],  # The seq the watermark moves to (default: the latest message). It only advances.
+    "seq": NotRequired[int],  # The seq the watermark moves to (default: the latest message). It only advances.
 })
 
 WatermarkResponse = TypedDict("WatermarkResponse", {

@@ -8,13 +8,6 @@ import { ErrorResponse } from '../errors/error-response.dto';
 import { CompactRequest, CompactResponse, JobView, WatermarkRequest, WatermarkResponse } from './compaction.dto';
 import { CompactionService } from './compaction.service';
 
-const compactSchema = z.strictObject({
-  dryRun: z.boolean().default(false),
-  format: z.enum(['anthropic', 'openai', 'canonical']).default('anthropic'),
-});
-
-const watermarkSchema = z.strictObject({ seq: z.number().int('must be an integer').min(1).optional() });
-
 const jobIdSchema = z.uuid({ message: 'must be a job id (UUID)' });
 
 @ApiTags('compaction')
@@ -33,9 +26,8 @@ export class CompactionController {
   @ApiAcceptedResponse({ type: CompactResponse })
   @ApiBadRequestResponse({ type: ErrorResponse })
   @ApiNotFoundResponse({ type: ErrorResponse })
-  compact(@Auth() auth: AuthContext, @Param('id') id: string, @Body() body: unknown): Promise<CompactResponse> {
+  compact(@Auth() auth: AuthContext, @Param('id') id: string, @Body() input: CompactRequest): Promise<CompactResponse> {
     const sessionId = parseSessionId(id);
-    const input = parseOrThrow(compactSchema, body ?? {});
     return this.compaction.compact(auth.tenantId, sessionId, input);
   }
 
@@ -50,9 +42,9 @@ export class CompactionController {
   @ApiOkResponse({ type: WatermarkResponse })
   @ApiBadRequestResponse({ type: ErrorResponse })
   @ApiNotFoundResponse({ type: ErrorResponse })
-  watermark(@Auth() auth: AuthContext, @Param('id') id: string, @Body() body: unknown): Promise<WatermarkResponse> {
+  watermark(@Auth() auth: AuthContext, @Param('id') id: string, @Body() body: WatermarkRequest): Promise<WatermarkResponse> {
     const sessionId = parseSessionId(id);
-    return this.compaction.advanceWatermark(auth.tenantId, sessionId, parseOrThrow(watermarkSchema, body ?? {}).seq);
+    return this.compaction.advanceWatermark(auth.tenantId, sessionId, body.seq);
   }
 
   @Get('jobs/:jobId')

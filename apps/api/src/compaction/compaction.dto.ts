@@ -1,11 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { createZodDto } from 'nestjs-zod';
+import { z } from 'zod';
+import { EMPTY_BODY_IS_EMPTY_OBJECT } from '../common/zod-body';
 
-export class CompactRequest {
-  @ApiPropertyOptional({ description: 'Return the would-be context and its savings without applying it.', default: false })
-  dryRun?: boolean;
+export const compactSchema = z.strictObject({
+  dryRun: z.boolean().default(false).meta({ description: 'Return the would-be context and its savings without applying it.' }),
+  format: z.enum(['anthropic', 'openai', 'canonical']).default('anthropic').meta({ description: 'Shape of the would-be context of a dry run.' }),
+});
 
-  @ApiPropertyOptional({ enum: ['anthropic', 'openai', 'canonical'], default: 'anthropic', description: 'Shape of the would-be context of a dry run.' })
-  format?: 'anthropic' | 'openai' | 'canonical';
+/** The body of POST /v1/sessions/:id/compact (may be left out); its schema validates it and is its OpenAPI schema. */
+export class CompactRequest extends createZodDto(compactSchema) {
+  static readonly [EMPTY_BODY_IS_EMPTY_OBJECT] = true;
 }
 
 export class JobView {
@@ -131,9 +136,13 @@ export class CompactResponse {
   context?: Record<string, unknown>;
 }
 
-export class WatermarkRequest {
-  @ApiPropertyOptional({ description: 'The seq the watermark moves to (default: the latest message). It only advances.' })
-  seq?: number;
+export const watermarkSchema = z.strictObject({
+  seq: z.number().int('must be an integer').min(1).optional().meta({ description: 'The seq the watermark moves to (default: the latest message). It only advances.' }),
+});
+
+/** The body of POST /v1/sessions/:id/watermarks (may be left out); its schema validates it and is its OpenAPI schema. */
+export class WatermarkRequest extends createZodDto(watermarkSchema) {
+  static readonly [EMPTY_BODY_IS_EMPTY_OBJECT] = true;
 }
 
 export class WatermarkResponse {

@@ -13,7 +13,6 @@ import { LOGGER } from '../logging/logger';
 import { CheckpointList, CreateSnapshotRequest, RestoreResponse, SnapshotList, SnapshotView, VersionDiff } from './snapshots.dto';
 import { SnapshotsService } from './snapshots.service';
 
-const createSchema = z.strictObject({ label: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional() });
 const listSchema = z.strictObject({
   limit: z.coerce.number().int('must be an integer').min(1, 'must be 1..200').max(200, 'must be 1..200').default(50),
   before: z.uuid({ message: 'must be a snapshot id (UUID)' }).optional(),
@@ -51,9 +50,9 @@ export class SnapshotsController {
   @ApiCreatedResponse({ type: SnapshotView })
   @ApiBadRequestResponse({ type: ErrorResponse })
   @ApiNotFoundResponse({ type: ErrorResponse })
-  create(@Auth() auth: AuthContext, @Param('id') id: string, @Body() body: unknown): Promise<SnapshotView> {
+  create(@Auth() auth: AuthContext, @Param('id') id: string, @Body() body: CreateSnapshotRequest): Promise<SnapshotView> {
     const sessionId = parseSessionId(id);
-    return this.snapshots.create(auth.tenantId, sessionId, parseOrThrow(createSchema, body ?? {}).label ?? null);
+    return this.snapshots.create(auth.tenantId, sessionId, body.label ?? null);
   }
 
   @Post('snapshots/:snapshotId/restore')

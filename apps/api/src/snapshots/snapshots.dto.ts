@@ -1,8 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { createZodDto } from 'nestjs-zod';
+import { z } from 'zod';
+import { EMPTY_BODY_IS_EMPTY_OBJECT } from '../common/zod-body';
 
-export class CreateSnapshotRequest {
-  @ApiPropertyOptional({ maxLength: 200, example: 'before the refactor' })
-  label?: string;
+export const createSnapshotSchema = z.strictObject({
+  label: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters').optional().meta({ example: 'before the refactor' }),
+});
+
+/** The body of POST /v1/sessions/:id/snapshots (may be left out); its schema validates it and is its OpenAPI schema. */
+export class CreateSnapshotRequest extends createZodDto(createSnapshotSchema) {
+  static readonly [EMPTY_BODY_IS_EMPTY_OBJECT] = true;
 }
 
 export class SnapshotView {
