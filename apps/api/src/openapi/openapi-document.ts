@@ -12,7 +12,21 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A Compactor API key.' })
     .build();
   // Request bodies are createZodDto classes: nestjs-zod's cleanup turns the markers their schemas leave into plain OpenAPI 3.0.
-  return cleanupOpenApiDoc(SwaggerModule.createDocument(app, config, { extraModels: [ErrorResponse] }));
+  return wrapRefSiblings(cleanupOpenApiDoc(SwaggerModule.createDocument(app, config, { extraModels: [ErrorResponse] })));
+}
+
+/**
+ * OpenAPI 3.0 ignores the siblings of a `$ref` (a field's description next to the reference to its type). zod's JSON
+ * Schema puts them side by side; they become `{ allOf: [{ $ref }], ...siblings }`, as @nestjs/swagger writes them.
+ */
+export function wrapRefSiblings<T>(node: T): T {
+  if (Array.isArray(node)) return node.map((item: unknown) => wrapRefSiblings(item)) as T;
+  if (node === null || typeof node !== 'object') return node;
+  const entries = Object.entries(node as Record<string, unknown>).map(([key, value]) => [key, wrapRefSiblings(value)] as const);
+  const object = Object.fromEntries(entries) as Record<string, unknown>;
+  if (typeof object.$ref !== 'string' || entries.length === 1) return object as T;
+  const { $ref, ...siblings } = object;
+  return { allOf: [{ $ref }], ...siblings } as T;
 }
 
 export function serializeOpenApiDocument(document: OpenAPIObject): string {

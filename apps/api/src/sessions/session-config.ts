@@ -26,9 +26,14 @@ export const policySchema = z
     z.enum(PRESET_NAMES),
     z.strictObject({
       preset: z.enum(PRESET_NAMES),
-      overrides: z.record(z.string(), z.json()).optional(),
+      // Any value: every input here is JSON already (a parsed body or header, the JSONB column), and resolvePresetParams
+      // below checks each override against the preset's parameters. (z.json() accepted the same values but documents
+      // itself as a recursive schema that nestjs-zod copies into each request body's components.)
+      overrides: z.record(z.string(), z.unknown()).optional(),
     }),
   ])
+  // Named: the request bodies that take a policy share one OpenAPI component (the response shape is PolicyView).
+  .meta({ id: 'PolicyInput', description: 'A preset name, or { preset, overrides } with overrides of that preset\'s parameters.' })
   .transform((p): PolicyInput => (typeof p === 'string' ? { preset: p, overrides: {} } : { preset: p.preset, overrides: p.overrides ?? {} }))
   .superRefine((policy, ctx) => {
     // Overrides are checked against the preset's own parameters: an unknown or mistyped one is a 400 naming it.

@@ -19,16 +19,16 @@ import { z } from 'zod';
 import type { Response } from 'express';
 import { Auth, Authenticated } from '../auth/auth.decorator';
 import { AuthContext } from '../auth/scopes';
-import { parseOrThrow, parseSessionId, sessionIdSchema } from '../common/validation';
+import { parseOrThrow, parseSessionId } from '../common/validation';
 import { AuditLog } from '../audit/audit-log';
 import { ErrorResponse } from '../errors/error-response.dto';
 import { TenantDefaults } from '../tenant/tenant-defaults';
-import { AppendMessagesRequest, AppendMessagesResponse, appendBodySchema, idempotencyKeySchema } from './append.dto';
+import { AppendMessagesRequest, AppendMessagesResponse, idempotencyKeySchema } from './append.dto';
 import { AppendService } from './append.service';
 import { ContextResponse } from './context.dto';
 import { ContextService } from './context.service';
 import { HistoryPage } from './history.dto';
-import { assertMayOverride, resolveSessionConfig, sessionConfigFields } from './session-config';
+import { assertMayOverride, resolveSessionConfig } from './session-config';
 import {
   CreateSessionRequest,
   DeletedSession,
@@ -59,23 +59,6 @@ const historyQuerySchema = z.strictObject({
 const contextQuerySchema = z.strictObject({
   format: z.enum(['anthropic', 'openai', 'responses', 'canonical']).default('anthropic'),
 });
-
-const createSessionSchema = z.strictObject({
-  id: sessionIdSchema,
-  model: sessionConfigFields.model.optional(),
-  contextWindow: sessionConfigFields.contextWindow.optional(),
-  outputReserve: sessionConfigFields.outputReserve.optional(),
-  policy: sessionConfigFields.policy.optional(),
-});
-
-const updateSessionSchema = z
-  .strictObject({
-    model: sessionConfigFields.model.optional(),
-    contextWindow: sessionConfigFields.contextWindow.optional(),
-    outputReserve: sessionConfigFields.outputReserve.optional(),
-    policy: sessionConfigFields.policy.optional(),
-  })
-  .refine((v) => Object.keys(v).length > 0, { message: 'must change at least one of model, contextWindow, outputReserve, policy' });
 
 const SESSION_NOT_FOUND = { type: ErrorResponse, description: "No such session for this tenant (another tenant's session answers the same)." };
 
@@ -118,8 +101,7 @@ export class SessionsController {
   @ApiBody({ type: CreateSessionRequest })
   @ApiCreatedResponse({ type: SessionWithWarnings })
   @ApiConflictResponse({ type: ErrorResponse })
-  async create(@Auth() auth: AuthContext, @Body() body: unknown): Promise<SessionWithWarnings> {
-    const input = parseOrThrow(createSessionSchema, body);
+  async create(@Auth() auth: AuthContext, @Body() input: CreateSessionRequest): Promise<SessionWithWarnings> {
     assertMayOverride(input.policy, auth.scopes);
     // Without a policy the session takes the tenant's default policy (PATCH /v1/tenant).
     const config = resolveSessionConfig({ ...input, policy: input.policy ?? (await this.tenantDefaults.policy(auth.tenantId)) });
@@ -142,9 +124,8 @@ export class SessionsController {
   @ApiBody({ type: UpdateSessionRequest })
   @ApiOkResponse({ type: SessionWithWarnings })
   @ApiNotFoundResponse(SESSION_NOT_FOUND)
-  async update(@Auth() auth: AuthContext, @Param('id') id: string, @Body() body: unknown): Promise<SessionWithWarnings> {
+  async update(@Auth() auth: AuthContext, @Param('id') id: string, @Body() change: UpdateSessionRequest): Promise<SessionWithWarnings> {
     const sessionId = parseSessionId(id);
-    const change = parseOrThrow(updateSessionSchema, body);
     assertMayOverride(change.policy, auth.scopes);
     const updated = await this.updates.update(auth.tenantId, sessionId, change);
     // The new values; of a policy its preset and the names of its overrides (a prompt override can be kilobytes).
@@ -181,12 +162,11 @@ export class SessionsController {
   append(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
-    @Body() body: unknown,
+    @Body() append: AppendMessagesRequest,
     @OptionalHeader('idempotency-key') idempotencyKey?: string,
   ): Promise<AppendMessagesResponse> {
     const sessionId = parseSessionId(id);
     const key = idempotencyKey === undefined ? undefined : parseOrThrow(idempotencyKeySchema, idempotencyKey, 'Idempotency-Key');
-    const append = parseOrThrow(appendBodySchema, body);
     assertMayOverride(append.policy, auth.scopes);
     return this.appends.append(auth.tenantId, sessionId, append, key);
   }

@@ -1,5 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { PRESET_NAMES } from '@compactor/compaction';
+import { createZodDto } from 'nestjs-zod';
+import { z } from 'zod';
+import { sessionIdSchema } from '../common/validation';
+import { sessionConfigFields } from './session-config';
 
 export class PolicyView {
   @ApiProperty({ enum: PRESET_NAMES })
@@ -154,36 +158,28 @@ export class SessionPage {
   nextCursor!: string | null;
 }
 
-export class CreateSessionRequest {
-  @ApiProperty({ description: '1-128 characters of [A-Za-z0-9._:-], unique within the tenant.' })
-  id!: string;
+export const createSessionSchema = z.strictObject({
+  id: sessionIdSchema.meta({ description: '1-128 characters of [A-Za-z0-9._:-], unique within the tenant.' }),
+  model: sessionConfigFields.model.optional().meta({ description: 'Model id; sets the tokenizer, window and reserve from the catalog.' }),
+  contextWindow: sessionConfigFields.contextWindow.optional(),
+  outputReserve: sessionConfigFields.outputReserve.optional(),
+  policy: sessionConfigFields.policy.optional().meta({ description: 'A preset name, or { preset, overrides }.' }),
+});
 
-  @ApiPropertyOptional({ description: 'Model id; sets the tokenizer, window and reserve from the catalog.' })
-  model?: string;
+/** The body of POST /v1/sessions: its schema validates it and is its OpenAPI schema. */
+export class CreateSessionRequest extends createZodDto(createSessionSchema) {}
 
-  @ApiPropertyOptional()
-  contextWindow?: number;
+export const updateSessionSchema = z
+  .strictObject({
+    model: sessionConfigFields.model.optional(),
+    contextWindow: sessionConfigFields.contextWindow.optional(),
+    outputReserve: sessionConfigFields.outputReserve.optional(),
+    policy: sessionConfigFields.policy.optional(),
+  })
+  .refine((v) => Object.keys(v).length > 0, { message: 'must change at least one of model, contextWindow, outputReserve, policy' });
 
-  @ApiPropertyOptional()
-  outputReserve?: number;
-
-  @ApiPropertyOptional({ description: 'A preset name, or { preset, overrides }.', oneOf: [{ type: 'string', enum: [...PRESET_NAMES] }, { $ref: '#/components/schemas/PolicyView' }] })
-  policy?: unknown;
-}
-
-export class UpdateSessionRequest {
-  @ApiPropertyOptional()
-  model?: string;
-
-  @ApiPropertyOptional()
-  contextWindow?: number;
-
-  @ApiPropertyOptional()
-  outputReserve?: number;
-
-  @ApiPropertyOptional({ oneOf: [{ type: 'string', enum: [...PRESET_NAMES] }, { $ref: '#/components/schemas/PolicyView' }] })
-  policy?: unknown;
-}
+/** The body of PATCH /v1/sessions/:id: its schema validates it and is its OpenAPI schema. */
+export class UpdateSessionRequest extends createZodDto(updateSessionSchema) {}
 
 export class DeletedSession {
   @ApiProperty()

@@ -613,7 +613,7 @@ export interface components {
             /** @description For a new session: its output reserve (default from the model catalog). */
             outputReserve?: number;
             /** @description For a new session: a preset name or { preset, overrides }. */
-            policy?: ("balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging") | components["schemas"]["PolicyView"];
+            policy?: components["schemas"]["PolicyInput"];
             /** @description Anthropic's top-level system prompt: a string or text blocks. */
             system?: string | {
                 [key: string]: unknown;
@@ -885,7 +885,7 @@ export interface components {
             model?: string;
             outputReserve?: number;
             /** @description A preset name, or { preset, overrides }. */
-            policy?: ("balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging") | components["schemas"]["PolicyView"];
+            policy?: components["schemas"]["PolicyInput"];
         };
         CreateSnapshotRequest: {
             /** @example before the refactor */
@@ -1213,6 +1213,14 @@ export interface components {
             a?: number | null;
             b?: number | null;
         };
+        /** @description A preset name, or { preset, overrides } with overrides of that preset's parameters. */
+        PolicyInput: ("balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging") | {
+            overrides?: {
+                [key: string]: unknown;
+            };
+            /** @enum {string} */
+            preset: "balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging";
+        };
         PolicyView: {
             overrides: {
                 [key: string]: unknown;
@@ -1522,7 +1530,7 @@ export interface components {
             contextWindow?: number;
             model?: string;
             outputReserve?: number;
-            policy?: ("balanced" | "factor3" | "watermark" | "two-layer" | "offload-compact" | "checkpoint-aging") | components["schemas"]["PolicyView"];
+            policy?: components["schemas"]["PolicyInput"];
         };
         UpdateTenantLimits: {
             /** @description Tokens the tenant may append per minute, REST appends and the messages the proxy records (1,000..1,000,000,000). */
