@@ -692,11 +692,11 @@ UpdateTenantLimits = TypedDict("UpdateTenantLimits", {
 UpdateTenantProxy = TypedDict("UpdateTenantProxy", {
     "anthropicBaseUrl": NotRequired[Optional[str]],  # An http(s) URL without credentials, query or fragment; null clears it.
     "openaiBaseUrl": NotRequired[Optional[str]],
-    "timeoutMs": NotRequired[Optional[float]],  # 1000..3600000; null clears it.
+    "timeoutMs": NotRequired[Optional[int]],  # 1000..3600000; null clears it.
 })
 
 UpdateTenantRequest = TypedDict("UpdateTenantRequest", {
-    "defaultPolicy": NotRequired[Optional[Union[str, "PolicyView"]]],  # A preset name or {preset, overrides}, validated like a session's `policy`; null clears it.
+    "defaultPolicy": NotRequired[Optional["PolicyInput"]],  # A preset name or {preset, overrides}, validated like a session's `policy`; null clears it.
     "limits": NotRequired["UpdateTenantLimits"],  # Only the fields given change; 0 = no limit, null = the operator's default.
     "proxy": NotRequired["UpdateTenantProxy"],  # Only the fields given change.
 })

@@ -2,10 +2,9 @@ import { Body, Controller, Get, Patch } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth, Authenticated } from '../auth/auth.decorator';
 import { AuthContext } from '../auth/scopes';
-import { parseOrThrow } from '../common/validation';
 import { ErrorResponse } from '../errors/error-response.dto';
 import { TenantSettingsView, UpdateTenantRequest } from './tenant.dto';
-import { TenantService, updateTenantSchema } from './tenant.service';
+import { TenantService } from './tenant.service';
 
 @ApiTags('tenant')
 @Controller('v1/tenant')
@@ -25,7 +24,7 @@ export class TenantController {
   @ApiBody({ type: UpdateTenantRequest })
   @ApiOkResponse({ type: TenantSettingsView })
   @ApiBadRequestResponse({ type: ErrorResponse, description: 'Names every bad field, e.g. proxy.openaiBaseUrl resolving to an internal address.' })
-  update(@Auth() auth: AuthContext, @Body() body: unknown): Promise<TenantSettingsView> {
-    return this.tenant.update(auth, parseOrThrow(updateTenantSchema, body));
+  update(@Auth() auth: AuthContext, @Body() change: UpdateTenantRequest): Promise<TenantSettingsView> {
+    return this.tenant.update(auth, change);
   }
 }

@@ -1,4 +1,8 @@
+import { LIMIT_FIELDS, limitProblem, TenantLimits } from '@compactor/persistence';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { createZodDto } from 'nestjs-zod';
+import { z } from 'zod';
+import { policySchema } from '../sessions/session-config';
 import { PolicyView } from '../sessions/sessions.dto';
 
 export class TenantProxySettings {
@@ -64,21 +68,6 @@ export class TenantLimitsView {
   sessionRetentionDays!: number | null;
 }
 
-class UpdateTenantLimits {
-  @ApiPropertyOptional({ nullable: true, type: Number, description: `${LIMIT_DOCS.requestsPerMinutePerKey} 0 = no limit; null = the default.` })
-  requestsPerMinutePerKey?: number | null;
-  @ApiPropertyOptional({ nullable: true, type: Number, description: LIMIT_DOCS.requestsPerMinute })
-  requestsPerMinute?: number | null;
-  @ApiPropertyOptional({ nullable: true, type: Number, description: LIMIT_DOCS.appendedTokensPerMinute })
-  appendedTokensPerMinute?: number | null;
-  @ApiPropertyOptional({ nullable: true, type: Number, description: LIMIT_DOCS.summarizerTokensPerDay })
-  summarizerTokensPerDay?: number | null;
-  @ApiPropertyOptional({ nullable: true, type: Number, description: LIMIT_DOCS.summarizerCostPerDayUsd })
-  summarizerCostPerDayUsd?: number | null;
-  @ApiPropertyOptional({ nullable: true, type: Number, description: LIMIT_DOCS.sessionRetentionDays })
-  sessionRetentionDays?: number | null;
-}
-
 /** The summarizer spend the caps measure: what the tenant's compactions recorded since the start of the UTC day. */
 export class TenantSpendToday {
   @ApiProperty({ format: 'date-time', description: 'Start of the current UTC day.' })
@@ -118,29 +107,78 @@ export class TenantSettingsView {
   spendToday!: TenantSpendToday;
 }
 
-class UpdateTenantProxy {
-  @ApiPropertyOptional({ nullable: true, type: String, example: 'https://api.anthropic.com', description: 'An http(s) URL without credentials, query or fragment; null clears it.' })
-  anthropicBaseUrl?: string | null;
+/** An upstream base URL a tenant may set: http(s), no credentials (they would be shown and audited), no query or fragment. */
+const upstreamUrl = z
+  .string()
+  .max(2048, 'must be at most 2048 characters')
+  .superRefine((value, ctx) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL' });
+      return;
+    }
+    if (!['http:', 'https:'].includes(url.protocol)) ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL' });
+    else if (url.username || url.password) ctx.addIssue({ code: 'custom', message: 'must not contain credentials (the provider key goes in the request, not the URL)' });
+    else if (url.search || url.hash) ctx.addIssue({ code: 'custom', message: 'must not have a query or fragment' });
+  });
 
-  @ApiPropertyOptional({ nullable: true, type: String, example: 'https://api.openai.com' })
-  openaiBaseUrl?: string | null;
+/**
+ * One limit: 0 (no limit) or a number in its range; null clears the tenant's own value. limitProblem checks it (its messages
+ * name the range), so the schema takes any value; its OpenAPI type is given by hand.
+ */
+const limitValue = (field: (typeof LIMIT_FIELDS)[number]) =>
+  (
+    z.unknown().superRefine((value, ctx) => {
+      if (value === null) return;
+      const problem = limitProblem(field, value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    }) as z.ZodType<number | null>
+  )
+    .optional()
+    .meta({
+      type: 'number',
+      nullable: true,
+      description: field.name === 'requestsPerMinutePerKey' ? `${LIMIT_DOCS[field.name]} 0 = no limit; null = the default.` : LIMIT_DOCS[field.name],
+    });
 
-  @ApiPropertyOptional({ nullable: true, type: Number, example: 600000, description: '1000..3600000; null clears it.' })
-  timeoutMs?: number | null;
-}
+const limitsSchema = z
+  .strictObject(Object.fromEntries(LIMIT_FIELDS.map((f) => [f.name, limitValue(f)])) as Record<keyof TenantLimits, z.ZodOptional<z.ZodType<number | null>>>)
+  .meta({ id: 'UpdateTenantLimits' });
 
-export class UpdateTenantRequest {
-  @ApiPropertyOptional({ type: UpdateTenantProxy, description: 'Only the fields given change.' })
-  proxy?: UpdateTenantProxy;
-
-  @ApiPropertyOptional({
-    nullable: true,
-    description: 'A preset name or {preset, overrides}, validated like a session\'s `policy`; null clears it.',
-    oneOf: [{ type: 'string' }, { $ref: '#/components/schemas/PolicyView' }],
-    example: 'factor3',
+export const updateTenantSchema = z
+  .strictObject({
+    proxy: z
+      .strictObject({
+        anthropicBaseUrl: upstreamUrl
+          .nullable()
+          .optional()
+          .meta({ example: 'https://api.anthropic.com', description: 'An http(s) URL without credentials, query or fragment; null clears it.' }),
+        openaiBaseUrl: upstreamUrl.nullable().optional().meta({ example: 'https://api.openai.com' }),
+        timeoutMs: z
+          .number({ message: 'must be a number of milliseconds' })
+          .int('must be an integer')
+          .min(1000, 'must be 1000..3600000')
+          .max(3_600_000, 'must be 1000..3600000')
+          .nullable()
+          .optional()
+          .meta({ example: 600000, description: '1000..3600000; null clears it.' }),
+      })
+      .meta({ id: 'UpdateTenantProxy' })
+      .optional()
+      .meta({ description: 'Only the fields given change.' }),
+    defaultPolicy: policySchema
+      .nullable()
+      .optional()
+      .meta({ example: 'factor3', description: "A preset name or {preset, overrides}, validated like a session's `policy`; null clears it." }),
+    limits: limitsSchema.optional().meta({ description: "Only the fields given change; 0 = no limit, null = the operator's default." }),
   })
-  defaultPolicy?: unknown;
+  .refine((v) => v.defaultPolicy !== undefined || (v.proxy !== undefined && Object.keys(v.proxy).length > 0) || (v.limits !== undefined && Object.keys(v.limits).length > 0), {
+    message: 'must change at least one of proxy.anthropicBaseUrl, proxy.openaiBaseUrl, proxy.timeoutMs, defaultPolicy, limits.*',
+  });
 
-  @ApiPropertyOptional({ type: UpdateTenantLimits, description: 'Only the fields given change; 0 = no limit, null = the operator\'s default.' })
-  limits?: UpdateTenantLimits;
-}
+export type TenantUpdate = z.infer<typeof updateTenantSchema>;
+
+/** The body of PATCH /v1/tenant: its schema validates it and is its OpenAPI schema. */
+export class UpdateTenantRequest extends createZodDto(updateTenantSchema) {}

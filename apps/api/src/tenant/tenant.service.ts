@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DomainError, FieldProblem, PolicyInput, ValidationFailed } from '@compactor/compaction';
 import { ApiErrorCode } from '../errors/http-errors';
-import { CompactionRepository, LIMIT_FIELDS, limitDefaults, limitProblem, Prisma, TenantLimits, TenantRecord, TenantRepository, tenantOwnLimits } from '@compactor/persistence';
-import { z } from 'zod';
+import { CompactionRepository, LIMIT_FIELDS, limitDefaults, Prisma, TenantRecord, TenantRepository, tenantOwnLimits } from '@compactor/persistence';
 import { AuthContext } from '../auth/scopes';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
 import { ProxySettings } from '../proxy/proxy-settings';
@@ -10,52 +9,7 @@ import { internalAddressOf } from '../proxy/upstream-address';
 import { policyJson, policySchema } from '../sessions/session-config';
 import { TenantDefaults } from './tenant-defaults';
 import { TenantLimitsService } from './tenant-limits.service';
-import { TenantLimitsView, TenantSettingsView } from './tenant.dto';
-
-/** An upstream base URL a tenant may set: http(s), no credentials (they would be shown and audited), no query or fragment. */
-const upstreamUrl = z
-  .string()
-  .max(2048, 'must be at most 2048 characters')
-  .superRefine((value, ctx) => {
-    let url: URL;
-    try {
-      url = new URL(value);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL' });
-      return;
-    }
-    if (!['http:', 'https:'].includes(url.protocol)) ctx.addIssue({ code: 'custom', message: 'must be an http(s) URL' });
-    else if (url.username || url.password) ctx.addIssue({ code: 'custom', message: 'must not contain credentials (the provider key goes in the request, not the URL)' });
-    else if (url.search || url.hash) ctx.addIssue({ code: 'custom', message: 'must not have a query or fragment' });
-  });
-
-/** One limit: 0 (no limit) or a number in its range; null clears the tenant's own value. */
-const limitValue = (field: (typeof LIMIT_FIELDS)[number]) =>
-  z.unknown().superRefine((value, ctx) => {
-    if (value === null) return;
-    const problem = limitProblem(field, value);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  }) as z.ZodType<number | null>;
-
-const limitsSchema = z.strictObject(Object.fromEntries(LIMIT_FIELDS.map((f) => [f.name, limitValue(f).optional()])) as Record<keyof TenantLimits, z.ZodOptional<z.ZodType<number | null>>>);
-
-export const updateTenantSchema = z
-  .strictObject({
-    proxy: z
-      .strictObject({
-        anthropicBaseUrl: upstreamUrl.nullable().optional(),
-        openaiBaseUrl: upstreamUrl.nullable().optional(),
-        timeoutMs: z.number({ message: 'must be a number of milliseconds' }).int('must be an integer').min(1000, 'must be 1000..3600000').max(3_600_000, 'must be 1000..3600000').nullable().optional(),
-      })
-      .optional(),
-    defaultPolicy: policySchema.nullable().optional(),
-    limits: limitsSchema.optional(),
-  })
-  .refine((v) => v.defaultPolicy !== undefined || (v.proxy !== undefined && Object.keys(v.proxy).length > 0) || (v.limits !== undefined && Object.keys(v.limits).length > 0), {
-    message: 'must change at least one of proxy.anthropicBaseUrl, proxy.openaiBaseUrl, proxy.timeoutMs, defaultPolicy, limits.*',
-  });
-
-export type TenantUpdate = z.infer<typeof updateTenantSchema>;
+import { TenantLimitsView, TenantSettingsView, TenantUpdate } from './tenant.dto';
 
 /** The settings fields as the audit log and the tenants.settings JSON name them. */
 const PROXY_FIELDS = ['anthropicBaseUrl', 'openaiBaseUrl', 'timeoutMs'] as const;

@@ -1565,7 +1565,7 @@ export interface components {
              * @description A preset name or {preset, overrides}, validated like a session's `policy`; null clears it.
              * @example factor3
              */
-            defaultPolicy?: (string | components["schemas"]["PolicyView"]) | null;
+            defaultPolicy?: components["schemas"]["PolicyInput"] | null;
             /** @description Only the fields given change; 0 = no limit, null = the operator's default. */
             limits?: components["schemas"]["UpdateTenantLimits"];
             /** @description Only the fields given change. */

@@ -105,8 +105,11 @@ export function parseKeyInput(raw: unknown): Parsed<string> {
 /** The PATCH /v1/tenant body the Tenant form asks for: an empty URL or timeout clears it (the environment's applies). */
 export interface TenantPatch {
   proxy: { anthropicBaseUrl: string | null; openaiBaseUrl: string | null; timeoutMs: number | null };
-  defaultPolicy?: string | null;
+  defaultPolicy?: PresetChoice | null;
 }
+
+type PresetChoice = (typeof PRESET_CHOICES)[number];
+const isPresetChoice = (value: string): value is PresetChoice => (PRESET_CHOICES as readonly string[]).includes(value);
 
 export type TenantFormProblems = Partial<Record<'proxy.anthropicBaseUrl' | 'proxy.openaiBaseUrl' | 'proxy.timeoutMs' | 'defaultPolicy', string>>;
 
@@ -142,10 +145,11 @@ export function parseTenantForm(get: (name: string) => unknown): { ok: true; val
   }
   const preset = text('defaultPolicy');
   const current = text('currentPolicy');
-  if (preset !== '' && !(PRESET_CHOICES as readonly string[]).includes(preset)) problems.defaultPolicy = 'Choose one of the presets.';
+  if (preset !== '' && !isPresetChoice(preset)) problems.defaultPolicy = 'Choose one of the presets.';
   if (Object.keys(problems).length > 0) return { ok: false, problems };
   const value: TenantPatch = { proxy: { anthropicBaseUrl, openaiBaseUrl, timeoutMs } };
-  if (preset !== current) value.defaultPolicy = preset === '' ? null : preset;
+  // Here the choice is empty (null clears the default) or one of the presets.
+  if (preset !== current) value.defaultPolicy = isPresetChoice(preset) ? preset : null;
   return { ok: true, value };
 }
 
