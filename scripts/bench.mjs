@@ -23,6 +23,7 @@ const BENCHES = {
   proxy: () => import('../bench/proxy.mjs'),
   hostile: () => import('../bench/hostile.mjs'),
   scale: () => import('../bench/scale.mjs'),
+  history: () => import('../bench/history.mjs'),
 };
 /** Benchmarks that need a worker process running the compaction jobs next to the API. */
 const NEEDS_WORKER = new Set(['quality', 'proxy', 'hostile']);
@@ -44,6 +45,7 @@ const USAGE = `usage: npm run bench [-- [${Object.keys(BENCHES).join('|')} ...] 
   quality: --sets a,b  --sessions DIR  --dump DIR  --seed N  --count N  --presets a,b  --concurrency N
            --overrides JSON  --json FILE  --aider N  --no-real
   analytics: --search-only
+  history: --count N     (messages in each of its two databases; 10,000,000 by default)
 environment: BENCH_PORT (the API's port, default 3190), BENCH_CPU_PROF=DIR (the API runs under node --cpu-prof and
   writes its CPU profile to DIR when the run stops it)`;
 const PORT = Number(process.env.BENCH_PORT || 3190);
