@@ -286,6 +286,30 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     expect(left).not.toContain('src/db.py');
   });
 
+  it('gives back: a checkpoint cut or dropped by an earlier step returns, in the fullest form that fits, when a later step freed the room (the budget is used)', () => {
+    const context = session([
+      system('You are a coding agent.'),
+      checkpoint(1, 40, words('early', 100)), // 2
+      user(words('big', 600)), // 3
+      say('Read it.'), // 4
+      user('Carry on.'), // 5
+      say('Carrying on.'), // 6
+    ]);
+    const block = context[1].message.blocks[0] as { type: 'text'; text: string };
+    const message = { ...context[1].message, blocks: [{ type: 'text' as const, text: `${block.text}\n\n${FACTS_HEADER}\n- ${CONSTRAINTS_LABEL}:\n  - "Never touch the migrations."` }] };
+    context[1] = { ...context[1], message, tokens: count(message) };
+    const total = tokensOf(context);
+    // Cutting and dropping the checkpoint is not enough; the latest-N protection shrinks and the large turn goes,
+    // which leaves room for the whole checkpoint again.
+    const out = fitToBudget(context, options(total - Math.floor(context[2].tokens / 2), { latestMessages: 4, latestUserTexts: 2 }));
+    expect(out.steps).toContain('shrink-latest');
+    expect(out.dropped).toEqual(expect.arrayContaining([3, 4]));
+    expect(out.messages[1]).toBe(context[1]);
+    expect(out.droppedCheckpoints).toEqual([]);
+    expect(out.line).not.toMatch(/checkpoint/);
+    expect(out.tokens).toBeLessThanOrEqual(total - Math.floor(context[2].tokens / 2));
+  });
+
   it('drops checkpoints oldest first, only once the unprotected turns are gone, and before protected messages give way', () => {
     const context = session([
       system('You are a coding agent.'),

@@ -325,6 +325,9 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   const tally: Tally = { maskedOutputs: 0, offloadedOutputs: 0, protectedOffloaded: 0, openOffloaded: 0, turns: 0, steps: 0, checkpoints: 0, checkpointProse: 0, protectedMessages: 0, shrunkMessages: 0 };
   const maskedSeqs: number[] = [];
   const offloadedSeqs: number[] = [];
+  /** Checkpoints whose prose the fallback cut, and those it dropped (all but their constraints): the give-back reads them. */
+  const proseCut = new Set<number>();
+  const checkpointsGone = new Set<number>();
   const openSeqs = new Set(shape.open.map((i) => context[i].seq));
   const openIndexes = new Set(shape.open);
   const toolNames = new Map<string, string>();
@@ -383,6 +386,27 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   };
 
   const finish = (latestMessages: number): FallbackResult => {
+    // Give back (the budget is used, issue #14): the steps run greedily in Guarantee 3's order, and a later one (a large
+    // message the shrinking protection let go) can free more than the earlier ones needed. The checkpoints cut to their
+    // Facts or dropped are put back, newest first (they went oldest first), in the fullest form the room left takes:
+    // whole, their Facts section, their constraints.
+    for (const i of [...shape.checkpoints].reverse()) {
+      const original = context[i];
+      if (!fit.removed[i] && fit.current[i] === original) continue;
+      const now = fit.removed[i] ? 0 : fit.current[i].tokens;
+      const forms: { kind: 'whole' | 'facts' | 'constraints'; m: SessionMessage }[] = [{ kind: 'whole', m: original }];
+      for (const part of ['facts', 'constraints'] as const) {
+        const reduced = checkpointPart(original.message, part);
+        if (reduced) forms.push({ kind: part, m: { seq: original.seq, message: reduced, tokens: countMessage(reduced) } });
+      }
+      const form = forms.find((f) => f.m.tokens > now && fit.total - now + f.m.tokens <= budget);
+      if (!form) continue;
+      if (fit.removed[i]) fit.restoreAs(i, form.m);
+      else fit.replace(i, form.m);
+      // The line tells what was finally done: a checkpoint back whole was neither cut nor dropped; back to its Facts, only cut.
+      if (form.kind !== 'constraints' && checkpointsGone.delete(i)) tally.checkpoints -= 1;
+      if (form.kind === 'whole' && proseCut.delete(i)) tally.checkpointProse -= 1;
+    }
     const dropped: number[] = [];
     const droppedCheckpoints: number[] = [];
     fit.removed.forEach((r, i) => {
@@ -462,6 +486,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
     const tokens = countMessage(reduced);
     if (tokens >= m.tokens) continue;
     fit.replace(i, { seq: m.seq, message: reduced, tokens });
+    proseCut.add(i);
     tally.checkpointProse += 1;
   }
   if (tally.checkpointProse > 0) steps.push('checkpoint-facts');
@@ -485,6 +510,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
     if (pinned && tokens < m.tokens) fit.replace(i, { seq: m.seq, message: pinned, tokens });
     else if (!pinned) fit.remove(i);
     else continue;
+    checkpointsGone.add(i);
     tally.checkpoints += 1;
   }
   if (tally.checkpoints > 0) steps.push('drop-checkpoints');

@@ -5,7 +5,7 @@ import { Checkpoint, checkpointBody, contentId } from './version';
 import { SessionMessage } from './types';
 import { LedgerEntry } from '../ledger/ledger';
 import { keyOf } from '../ledger/rules';
-import { entryText, fitEntries, holds, renderFacts } from '../ledger/render';
+import { entryText, fitEntries, holds, isPinned, renderFacts } from '../ledger/render';
 
 /**
  * The messages a new checkpoint covers: every message before "the latest N" that is not a
@@ -64,7 +64,9 @@ export function repairWithLedger(summary: string, ledger: SpanLedger, countText:
   const elsewhere = keyOf(ledger.heldElsewhere);
   const kept: LedgerEntry[] = [];
   const missing: LedgerEntry[] = [];
-  for (const e of ledger.entries) (holds(inSummary, e) || holds(elsewhere, e) ? kept : missing).push(e);
+  // A pinned entry (a user constraint, a locked decision) is listed even when the summary's prose holds it: the read-time
+  // fallback cuts a checkpoint's prose before its Facts section and keeps the constraints when it drops one (Guarantee 3).
+  for (const e of ledger.entries) ((isPinned(e) ? false : holds(inSummary, e)) || holds(elsewhere, e) ? kept : missing).push(e);
   const fit = fitEntries(missing, ledger.maxTokens, countText);
   const facts = renderFacts(fit.kept);
   return { ...(facts ? { facts } : {}), account: { listed: ledger.entries.length, kept, repaired: fit.kept, dropped: fit.dropped } };
