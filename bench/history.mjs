@@ -20,6 +20,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fmt, fmtBytes, fmtInt, median, percentile } from './lib/stats.mjs';
 import { rng } from './lib/random.mjs';
+import { dropDatabase, recreateDatabase } from './lib/database.mjs';
 
 const require = createRequire(import.meta.url);
 const PARTITION_MIGRATION = '20261128033000_messages_hash_partitions';
@@ -103,29 +104,12 @@ function migrationScripts(root, partitioned) {
 }
 
 async function createDatabase(pg, baseUrl, name, scripts) {
-  const admin = new URL(baseUrl);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  const db = new pg.Client({ connectionString: url.toString() });
+  const url = await recreateDatabase(baseUrl, name);
+  const db = new pg.Client({ connectionString: url });
   await db.connect();
   for (const sql of scripts) await db.query(sql);
   await db.end();
-  return url.toString();
-}
-
-async function dropDatabase(pg, baseUrl, name) {
-  const admin = new URL(baseUrl);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await client.end();
+  return url;
 }
 
 async function startApi(root, env, port) {
@@ -390,6 +374,6 @@ export async function run({ key, databaseUrl, root, machine, options = {}, servi
     for (const child of started) if (child.exitCode === null) child.kill('SIGTERM');
     await Promise.all(started.map((c) => (c.exitCode === null && c.signalCode === null ? once(c, 'exit') : undefined)));
     await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
-    for (const v of variants) await dropDatabase(pg, databaseUrl, v.name).catch((error) => log(`could not drop ${v.name}: ${error.message}`));
+    for (const v of variants) await dropDatabase(databaseUrl, v.name).catch((error) => log(`could not drop ${v.name}: ${error.message}`));
   }
 }

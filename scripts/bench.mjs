@@ -15,6 +15,7 @@ import { loadDotEnv } from './lib/env.mjs';
 import { prisma, root } from './lib/prisma.mjs';
 import { run, step } from './lib/run.mjs';
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, ensurePostgres, ensureRedis, ServiceError } from './lib/services.mjs';
+import { dropDatabase, recreateDatabase } from '../bench/lib/database.mjs';
 
 const BENCHES = {
   ingest: () => import('../bench/ingest.mjs'),
@@ -53,30 +54,6 @@ environment: BENCH_PORT (the API's port, default 3190), BENCH_CPU_PROF=DIR (the 
 const PORT = Number(process.env.BENCH_PORT || 3190);
 /** BENCH_CPU_PROF=<dir>: the API runs with `node --cpu-prof` and writes its CPU profile there when the run stops it. */
 const API_NODE_ARGS = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-
-async function recreateDatabase(baseUrl, name) {
-  const { default: pg } = await import('pg');
-  const admin = new URL(baseUrl);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await client.query(`CREATE DATABASE ${name}`);
-  await client.end();
-  const url = new URL(baseUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
-async function dropDatabase(baseUrl, name) {
-  const { default: pg } = await import('pg');
-  const admin = new URL(baseUrl);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await client.end();
-}
 
 async function startApi(env) {
   const child = spawn(process.execPath, [...API_NODE_ARGS, path.join(root, 'dist/apps/api/apps/api/src/main.js')], { env, stdio: ['ignore', 'ignore', 'inherit'] });
