@@ -30,8 +30,16 @@ function schemaDump(url: string): string {
   const lines = withoutPartitions(result.stdout.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('--') && !line.startsWith('\\')));
   // ALTER TABLE ADD COLUMN appends columns while a fresh CREATE TABLE lists them in schema order:
   // the set of column definitions is the schema, their position is not.
+  // pg_dump writes a table's column compression settings in column order too: sorted like the columns.
+  const setsCompression = (line: string | undefined) => line !== undefined && line.startsWith('ALTER TABLE ONLY ') && line.includes(' SET COMPRESSION ');
   const out: string[] = [];
   for (let i = 0; i < lines.length; i += 1) {
+    if (setsCompression(lines[i])) {
+      const settings = [lines[i]];
+      while (setsCompression(lines[i + 1])) settings.push(lines[(i += 1)]);
+      out.push(...settings.sort());
+      continue;
+    }
     out.push(lines[i]);
     if (!lines[i].startsWith('CREATE TABLE ')) continue;
     const columns: string[] = [];
@@ -84,6 +92,8 @@ function withoutPartitions(lines: string[]): string[] {
 const RAW_SQL_ONLY = [
   // 20261125200100_sessions_external_id_statistics: session search's planner estimates.
   'ALTER TABLE "sessions" ALTER COLUMN "external_id" SET STATISTICS 1000;',
+  // 20261128040000_messages_lz4_compression: a message's texts are compressed with lz4, not pglz.
+  'ALTER TABLE "messages" ALTER COLUMN "blocks" SET COMPRESSION lz4, ALTER COLUMN "meta" SET COMPRESSION lz4, ALTER COLUMN "raw" SET COMPRESSION lz4;',
 ];
 
 /** Turns messages into a table partitioned by HASH(session_id), moving its rows. */
