@@ -94,6 +94,16 @@ describe('TokenCountPool', () => {
     expect(counts).toEqual(texts.map((text) => countTextSync(text, 'o200k_base')));
   });
 
+  it('counts a text above splitAboveChars in pieces on the threads, to the count of the whole, in both encodings and modes', async () => {
+    const split = pool({ splitAboveChars: 50_000, pieceChars: 7_000 });
+    const texts = ['before', agentText(200_000, 8), agentText(60_000, 9), 'x'.repeat(80_000), 'after'];
+    for (const spec of [gpt4o, gpt4]) {
+      for (const offThread of [false, true]) {
+        expect(await split.count(texts, spec, { offThread })).toEqual(texts.map((text) => countTextSync(text, spec.encoding)));
+      }
+    }
+  });
+
   it('keeps the event loop turning while a 1 MB text is counted', async () => {
     const text = agentText(1024 * 1024, 7);
     const { result, ticks } = await ticksWhile(() => shared.count([text], gpt4o));
