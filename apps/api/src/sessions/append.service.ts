@@ -27,7 +27,8 @@ import { ApiErrorCode, IdempotencyKeyReused } from '../errors/http-errors';
 import { AppendRepository, EventRepository, MessageRepository, NewMessageRow, SessionRecord, Prisma, SessionRepository } from '@compactor/persistence';
 import { EventPublisher } from '@compactor/jobs';
 import { resolveModel } from '@compactor/tokens';
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { jsonSha256 } from '../body/json-hash';
 import { CompactionScheduler } from '../compaction/compaction-scheduler';
 import { RateLimits } from '../limits/rate-limits';
 import { TenantDefaults } from '../tenant/tenant-defaults';
@@ -157,7 +158,8 @@ export class AppendService {
     const toolsOf = async (model: string) => (body.tools === undefined ? undefined : await this.counter.countToolSchemas(body.tools, resolveModel(model).spec));
     let toolSchemaTokens = await toolsOf(countedFor);
     const requestLimits = body.maxTokens !== undefined || body.tools !== undefined ? { maxTokens: body.maxTokens, toolSchemaTokens } : undefined;
-    const requestHash = createHash('sha256').update(JSON.stringify(body)).digest('hex');
+    // Only an Idempotency-Key needs the request's hash; it is computed without a copy of the body's JSON (a 30 MB result).
+    const requestHash = idempotencyKey ? jsonSha256(body) : '';
     const appendedTokens = () => tokens.reduce((a, b) => a + b, 0);
     const refund = options.appendedTokens === 'charge' ? undefined : await this.rateLimits.reserveAppendedTokens(tenantId, appendedTokens());
 
