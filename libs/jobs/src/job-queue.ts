@@ -88,8 +88,12 @@ export class JobQueue {
     return (await this.compactionState(payload.jobId, payload.sessionId)).state === 'pending-next' ? { kind: 'after-running' } : { kind: 'folded', into: id };
   }
 
-  /** Where BullMQ has a compaction job: its state, waiting as the run after the running one, or missing. */
-  async compactionState(jobId: string, sessionId: string): Promise<QueuedJobState> {
+  /** Where BullMQ has a compaction job: its state, waiting as the run after the running one, or missing. QueueUnavailable when Redis does not answer within ENQUEUE_TIMEOUT_MS. */
+  compactionState(jobId: string, sessionId: string): Promise<QueuedJobState> {
+    return withinTimeout(this.readCompactionState(jobId, sessionId));
+  }
+
+  private async readCompactionState(jobId: string, sessionId: string): Promise<QueuedJobState> {
     const queue = this.queue(QueueName.Compaction);
     const job = await queue.getJob(jobId);
     if (job) {

@@ -53,9 +53,18 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
     }, this.config.COMPACTION_SWEEP_INTERVAL_MS);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * No new tick, and the one running finished. main.ts calls it on a signal together with the job drain, before the
+   * modules close: a tick left running while the database pools and the Redis connections close could wait on them.
+   */
+  async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.timer = undefined;
     await this.sweeping;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.stop();
   }
 
   private async tick(): Promise<void> {

@@ -39,13 +39,13 @@ export class MaintenanceSchedules {
     for (const s of this.all()) await withinTimeout(queue.upsertJobScheduler(s.id, { every: s.every }, s.job));
   }
 
-  /** Creates the schedules Redis does not have; returns their ids. */
+  /** Creates the schedules Redis does not have; returns their ids. QueueUnavailable as upsertAll. */
   async restoreMissing(): Promise<string[]> {
     const queue = this.queue.queue(QueueName.Maintenance);
     const restored: string[] = [];
     for (const s of this.all()) {
-      if (await queue.getJobScheduler(s.id)) continue;
-      await queue.upsertJobScheduler(s.id, { every: s.every }, s.job);
+      if (await withinTimeout(queue.getJobScheduler(s.id))) continue;
+      await withinTimeout(queue.upsertJobScheduler(s.id, { every: s.every }, s.job));
       restored.push(s.id);
     }
     return restored;
