@@ -75,7 +75,9 @@ async function main() {
     step(`jest: unit and integration tests (${phase.name === 'parallel' ? 'all but the fault specs, two workers' : 'the fault specs, one at a time'})`);
     const jestOut = path.join(tmp, `jest-results-${phase.name}.json`);
     rmSync(jestOut, { force: true });
-    await run(bin('jest'), ['--ci', ...phase.args, '--json', `--outputFile=${jestOut}`], { env: { ...env, COMPACTOR_JEST_PHASE: phase.name } });
+    // --forceExit: a suite whose clean-up failed (an afterAll timing out while it stops a process) can leave handles open,
+    // and Jest would then never exit; the results are in the JSON file, and such a suite counts as failed below.
+    await run(bin('jest'), ['--ci', '--forceExit', ...phase.args, '--json', `--outputFile=${jestOut}`], { env: { ...env, COMPACTOR_JEST_PHASE: phase.name } });
     const jest = readJson(jestOut);
     if (!jest) {
       jestBroken += 1;
@@ -83,8 +85,9 @@ async function main() {
     }
     jestPassed += jest.numPassedTests;
     jestFailed += jest.numFailedTests;
-    // A suite that fails before running its tests (a compile error) counts as one failure.
-    jestBroken += jest.testResults.filter((s) => s.status === 'failed' && s.assertionResults.length === 0).length;
+    // A suite that failed with none of its tests failing (a compile error, a beforeAll or afterAll that threw or timed out)
+    // counts as one failure.
+    jestBroken += jest.testResults.filter((s) => s.status === 'failed' && !s.assertionResults.some((a) => a.status === 'failed')).length;
   }
   passed += jestPassed;
   failed += jestFailed + jestBroken;
