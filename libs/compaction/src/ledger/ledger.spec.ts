@@ -10,7 +10,7 @@ import { parseAnthropicMessages } from '../messages/anthropic';
 import { parseOpenAIMessages } from '../messages/openai';
 import { FactsLedger, LedgerEntry } from './ledger';
 import { checkLedger, entryText, fitEntries, isPinned, rankEntries, renderFacts } from './render';
-import { placeholderKeys } from './placeholder';
+import { placeholderKeys, placeholderKeysOf } from './placeholder';
 import { constraintSentences, exitStatusOf, hashesIn, settingsIn, testResultsIn, ticketIdsIn, urlsIn } from './recognize';
 
 const TESTDATA = join(__dirname, '../../../../testdata');
@@ -180,6 +180,18 @@ describe('recognizers (general shapes of shell output, code and language)', () =
     expect(placeholderKeys('Collecting flake8==4.0.1\nSuccessfully installed flake8-4.0.1\nsee https://pip.pypa.io/warnings/venv')).toContain('flake8==4.0.1');
     const listing = Array.from({ length: 40 }, (_, i) => `src/module_${i}.py`).join('\n');
     expect(placeholderKeys(listing)).toBeUndefined();
+  });
+
+  it('ranks more entries than a call can take arguments (a 30 MB log holds hundreds of thousands): no RangeError', () => {
+    const entries = Array.from(
+      { length: 300_000 },
+      (_, i): LedgerEntry => ({ kind: 'identifier', key: `id-${i}`, value: `id-${i}`, firstSeq: 1, lastSeq: 1 + (i % 7), role: 'tool', count: 2, mentionedAgain: true, weight: 1 }),
+    );
+    const ranked = rankEntries(entries);
+    expect(ranked).toHaveLength(entries.length);
+    // The latest seq (7) weighs most.
+    expect(ranked[0].lastSeq).toBe(7);
+    expect(placeholderKeysOf(entries)).toEqual(expect.any(String));
   });
 
   it('stays linear on hostile input: 200 KB of one character in every recognizer', () => {

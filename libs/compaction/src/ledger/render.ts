@@ -48,7 +48,8 @@ export function isWorthKeeping(e: LedgerEntry): boolean {
   return true;
 }
 
-export function rankEntries(entries: LedgerEntry[], maxSeq = Math.max(1, ...entries.map((e) => e.lastSeq))): LedgerEntry[] {
+// maxSeq by a loop, not Math.max(...spread): a 30 MB log's ledger has hundreds of thousands of entries, past the call stack's argument limit.
+export function rankEntries(entries: LedgerEntry[], maxSeq = entries.reduce((max, e) => Math.max(max, e.lastSeq), 1)): LedgerEntry[] {
   return entries
     .filter(isWorthKeeping)
     .map((e) => ({ e, w: entryWeight(e, maxSeq) }))
