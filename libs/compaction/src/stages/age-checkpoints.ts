@@ -2,6 +2,7 @@ import { CompactionEvent } from '../engine/types';
 import { Checkpoint, checkpointMessage, contentId, Treatment } from '../engine/version';
 import { Stage } from './stage';
 import { CheckpointNotes, fitToTokens, GoalAwareCheckpointParams, summarizerFailed } from './goal-aware-checkpoint';
+import { maxOf, minOf } from '../engine/extremes';
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 const fill = (template: string, values: Record<string, string>) => template.replace(/\{\{(\w+)\}\}/g, (all, key: string) => values[key] ?? all);
@@ -55,8 +56,8 @@ export const ageCheckpoints: Stage<GoalAwareCheckpointParams, CheckpointNotes> =
       text = r.text;
     }
     text = fitToTokens(text, levelTokens, input.countText);
-    const fromSeq = Math.min(...sources.map((c) => c.fromSeq));
-    const toSeq = Math.max(...sources.map((c) => c.toSeq));
+    const fromSeq = minOf(Infinity, sources.map((c) => c.fromSeq));
+    const toSeq = maxOf(-Infinity, sources.map((c) => c.toSeq));
     const next: Checkpoint = {
       id: contentId('ckpt', fromSeq, toSeq, level, text),
       fromSeq,
@@ -89,7 +90,7 @@ export const ageCheckpoints: Stage<GoalAwareCheckpointParams, CheckpointNotes> =
     // A lone checkpoint already at the ultra level and within its size cannot age further: it stays as it is.
     if (ultra.length === 1 && ultra[0].level >= ULTRA_LEVEL && input.countText(ultra[0].text) <= params.ultraTokens) aged.unshift(ultra[0]);
     // Levels never go down: a checkpoint from another preset may already be past ultra.
-    else if (ultra.length > 0) aged.unshift(await age(ultra, Math.max(ULTRA_LEVEL, ...ultra.map((c) => c.level))));
+    else if (ultra.length > 0) aged.unshift(await age(ultra, maxOf(ULTRA_LEVEL, ultra.map((c) => c.level))));
   } catch (error) {
     return summarizerFailed(error, run);
   }

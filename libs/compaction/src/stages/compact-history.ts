@@ -7,6 +7,7 @@ import { closeOverToolPairs, toolPairLinks } from '../engine/tool-pairs';
 import { MinSavingParams } from '../engine/run';
 import { OffloadNotes } from './offload-results';
 import { Stage } from './stage';
+import { maxOf, minOf } from '../engine/extremes';
 
 /**
  * Seed 003's compaction: when offloading freed too little and the context is still over the
@@ -99,8 +100,8 @@ export const compactHistory: Stage<CompactHistoryParams, CompactHistoryNotes> = 
         const s = await summarizeSpan(part, input.summarizer, { instructions, targetTokens: params.targetTokens, goal: input.goal, countText: input.countText }, input.signal);
         run.account(s);
         const text = `${COMPRESSED_HISTORY_HEADER}\n\n${s.checkpoint.text}`;
-        const fromSeq = Math.min(...span.map((m) => m.seq), ...checkpoints.map((c) => c.fromSeq));
-        const toSeq = Math.max(...span.map((m) => m.seq), ...checkpoints.map((c) => c.toSeq));
+        const fromSeq = minOf(minOf(Infinity, span.map((m) => m.seq)), checkpoints.map((c) => c.fromSeq));
+        const toSeq = maxOf(maxOf(-Infinity, span.map((m) => m.seq)), checkpoints.map((c) => c.toSeq));
         const checkpoint: Checkpoint = {
           id: contentId('ckpt', fromSeq, toSeq, text),
           fromSeq,

@@ -5,6 +5,7 @@ import { CompactionEvent, SessionMessage } from '../engine/types';
 import { Treatment } from '../engine/version';
 import { MinSavingParams } from '../engine/run';
 import { Stage, StageResult } from './stage';
+import { maxOf } from '../engine/extremes';
 
 /**
  * Seed 002's two stages ("Context Compression Mechanism"): layer 1 compresses each tool result
@@ -246,7 +247,7 @@ function compressedPrefix({ prefix, notes }: Parameters<Stage<ToolResultCompress
     const m = notes.current.get(seq) as SessionMessage;
     treatments[seq] = { kind: 'compressed', message: m.message, tokens: m.tokens, stage: 'two-layer' };
   }
-  return { ...prefix, coversThroughSeq: Math.max(prefix.coversThroughSeq, ...notes.compressedSeqs), treatments };
+  return { ...prefix, coversThroughSeq: maxOf(prefix.coversThroughSeq, notes.compressedSeqs), treatments };
 }
 
 /** Layer 1 (`ContextManager.process_tool_result`): every result over the single-result threshold not yet treated (a treated one is under it). */

@@ -8,6 +8,7 @@ import { CompactionEvent, CompactionInput, SessionMessage } from '../engine/type
 import { Checkpoint, contentId, Treatment } from '../engine/version';
 import { CompactionRun, MinSavingParams } from '../engine/run';
 import { Stage, StageResult } from './stage';
+import { maxOf } from '../engine/extremes';
 
 /**
  * Seed 004's new checkpoint: the oldest unprotected span, by whole tool exchanges (user text
@@ -206,7 +207,7 @@ export const summarizeIntoCheckpoint: Stage<GoalAwareCheckpointParams, Checkpoin
   const treatments: Record<number, Treatment> = { ...prefix.treatments };
   for (const seq of span.summarized) treatments[seq] = { kind: 'summarized', checkpointId: fresh.id };
   for (const s of span.stripped) treatments[s.seq] = { kind: 'compressed', message: s.message, tokens: input.countMessage(s.message), stage: 'checkpoint-aging' };
-  const coversThroughSeq = Math.max(prefix.coversThroughSeq, fresh.toSeq, ...span.stripped.map((s) => s.seq));
+  const coversThroughSeq = maxOf(Math.max(prefix.coversThroughSeq, fresh.toSeq), span.stripped.map((s) => s.seq));
   const checkpoints = [...prefix.checkpoints, fresh].sort((a, b) => a.fromSeq - b.fromSeq || a.toSeq - b.toSeq);
   const kept = span.stripped.length > 0 ? `; the text of ${span.stripped.length} user message(s) kept` : '';
   const created: CompactionEvent = {

@@ -3,6 +3,7 @@ import { Protection, protectionOf } from '../engine/protection';
 import { SessionMessage } from '../engine/types';
 import { Treatment } from '../engine/version';
 import { Stage } from './stage';
+import { maxOf } from '../engine/extremes';
 
 /** Observation masking: tool outputs older than the latest turns become one-line placeholders (each keeps its ledger keys). */
 export interface MaskOldOutputsParams {
@@ -63,5 +64,5 @@ export const maskOldOutputs: Stage<MaskOldOutputsParams, MaskNotes> = ({ prefix,
     treatments[m.seq] = before?.kind === 'offloaded' ? { ...before, message: m.message, tokens: m.tokens } : { kind: 'masked', message: m.message, tokens: m.tokens };
   }
   notes.masked = masked.masked.length;
-  return { prefix: { ...prefix, coversThroughSeq: Math.max(prefix.coversThroughSeq, ...masked.masked), treatments }, context: masked.messages };
+  return { prefix: { ...prefix, coversThroughSeq: maxOf(prefix.coversThroughSeq, masked.masked), treatments }, context: masked.messages };
 };

@@ -2,6 +2,7 @@ import { offloadLargeResult, toolNamesOf } from '../engine/offload';
 import { ProtectionPolicy } from '../engine/protection';
 import { Treatment } from '../engine/version';
 import { Stage } from './stage';
+import { maxOf } from '../engine/extremes';
 
 /** The per-result step at ingest: a tool result above `offloadAboveTokens` goes to an artifact whatever its age (the history keeps it whole). */
 export interface OffloadLargeResultsParams {
@@ -29,5 +30,5 @@ export const offloadLargeResults: Stage<OffloadLargeResultsParams> = ({ prefix, 
     run.steps.push('offload');
     run.events.push({ type: 'offloaded', line: `Offloaded ${offloadedSeqs.length} large tool output(s) to artifacts (messages ${offloadedSeqs.join(', ')})` });
   }
-  return { prefix: { ...prefix, coversThroughSeq: Math.max(prefix.coversThroughSeq, ...offloadedSeqs), treatments }, context: ingested, artifacts };
+  return { prefix: { ...prefix, coversThroughSeq: maxOf(prefix.coversThroughSeq, offloadedSeqs), treatments }, context: ingested, artifacts };
 };

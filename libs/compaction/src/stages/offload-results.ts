@@ -2,6 +2,7 @@ import { offloadToolResults, offloadTreatments, toolNamesOf } from '../engine/of
 import { Protection, protectionOf } from '../engine/protection';
 import { SessionMessage } from '../engine/types';
 import { Stage } from './stage';
+import { maxOf } from '../engine/extremes';
 
 /** Seed 003's first stage: tool results to artifacts (a reference plus a digest in the context). */
 export interface OffloadResultsParams {
@@ -41,7 +42,7 @@ export const offloadResults: Stage<OffloadResultsParams, OffloadNotes> = ({ pref
   notes.after = sumTokens(off.messages);
   notes.freed = run.tokensBefore - notes.after;
   return {
-    prefix: { ...prefix, coversThroughSeq: Math.max(prefix.coversThroughSeq, ...off.offloaded.map((o) => o.seq)), treatments: { ...prefix.treatments, ...offloadTreatments(off) } },
+    prefix: { ...prefix, coversThroughSeq: maxOf(prefix.coversThroughSeq, off.offloaded.map((o) => o.seq)), treatments: { ...prefix.treatments, ...offloadTreatments(off) } },
     context: off.messages,
     artifacts: off.artifacts,
   };

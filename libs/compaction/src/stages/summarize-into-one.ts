@@ -7,6 +7,7 @@ import { Checkpoint, checkpointMessage, contentId, Treatment } from '../engine/v
 import { wholePhraseTest } from '../engine/text-scan';
 import { MinSavingParams } from '../engine/run';
 import { Stage } from './stage';
+import { maxOf, minOf } from '../engine/extremes';
 
 /**
  * Seed 000's stage ("Context Compression (Factor 3)" `auto_summarize`): the messages before the
@@ -119,8 +120,8 @@ export const summarizeIntoOne: Stage<OneSummaryParams, OneSummaryNotes> = async 
   }
 
   const text = `${SUMMARY_PREFIX}${summary}`;
-  const fromSeq = Math.min(span[0].seq, ...older.map((c) => c.fromSeq));
-  const toSeq = Math.max(span[span.length - 1].seq, ...older.map((c) => c.toSeq));
+  const fromSeq = minOf(span[0].seq, older.map((c) => c.fromSeq));
+  const toSeq = maxOf(span[span.length - 1].seq, older.map((c) => c.toSeq));
   const checkpoint: Checkpoint = {
     id: contentId('ckpt', fromSeq, toSeq, text),
     fromSeq,

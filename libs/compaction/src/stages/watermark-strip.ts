@@ -4,6 +4,7 @@ import { CountMessage, SessionMessage } from '../engine/types';
 import { Treatment, VersionPrefix } from '../engine/version';
 import { closeOverToolPairs, toolPairLinks } from '../engine/tool-pairs';
 import { Stage } from './stage';
+import { maxOf } from '../engine/extremes';
 
 /**
  * Seed 001's stage: a call to a checkpoint tool (`compress_to_checkpoint`) marks a task
@@ -171,7 +172,7 @@ export const stripBeforeWatermark: Stage<WatermarkStripParams, WatermarkNotes> =
   Object.assign(notes, { watermark, call, advanced, blocksRemoved: stripped.blocksRemoved, dropped: stripped.dropped.length, compressed: stripped.compressed.length });
   const by = call !== undefined && call.seq === watermark ? ` (${call.name} call ${call.toolUseId})` : '';
   return {
-    prefix: { ...prefix, coversThroughSeq: Math.max(prefix.coversThroughSeq, ...touched), treatments, watermarkSeq: watermark },
+    prefix: { ...prefix, coversThroughSeq: maxOf(prefix.coversThroughSeq, touched), treatments, watermarkSeq: watermark },
     onSuccess: advanced ? [{ type: 'watermark-advanced', line: `Watermark advanced to message ${watermark}${by}` }] : [],
   };
 };
