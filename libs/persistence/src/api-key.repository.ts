@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeyScope } from './generated/prisma/client';
+import { ApiKeyScope, Prisma } from './generated/prisma/client';
 import { PgPoolService } from './pg-pool.service';
 import { PrismaService } from './prisma.service';
 
@@ -92,6 +92,18 @@ export class ApiKeyRepository {
    * creates it if missing, un-revokes it, and revokes other active keys of that name.
    */
   async ensureExactly(data: { tenantId: string; name: string; prefix: string; hash: string; scopes: ApiKeyScope[] }): Promise<void> {
+    // Processes starting at once with the same key race on its insert: the one that loses finds the row on its second try.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.ensureOnce(data);
+        return;
+      } catch (error) {
+        if (attempt >= 2 || !(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')) throw error;
+      }
+    }
+  }
+
+  private async ensureOnce(data: { tenantId: string; name: string; prefix: string; hash: string; scopes: ApiKeyScope[] }): Promise<void> {
     await this.prisma.$transaction([
       this.prisma.apiKey.updateMany({
         where: { tenantId: data.tenantId, name: data.name, revokedAt: null, NOT: { hash: data.hash } },

@@ -50,8 +50,16 @@ export class TenantRepository {
     });
   }
 
-  /** The tenant of that name, created on first use. */
+  /**
+   * The tenant of that name, created on first use. One statement (INSERT … ON CONFLICT): API processes starting at once
+   * on a new database (two replicas, a fresh test stack) each ensure the default tenant, and the ORM's upsert, a read
+   * then an insert, let the second one fail on the unique name and the process exit.
+   */
   async ensure(name: string = DEFAULT_TENANT): Promise<{ id: string; name: string }> {
-    return this.prisma.tenant.upsert({ where: { name }, create: { name }, update: {}, select: { id: true, name: true } });
+    const rows = await this.prisma.$queryRaw<{ id: string; name: string }[]>`
+      INSERT INTO tenants (id, name) VALUES (gen_random_uuid(), ${name})
+      ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name
+      RETURNING id::text AS id, name`;
+    return rows[0];
   }
 }
