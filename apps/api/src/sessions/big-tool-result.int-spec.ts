@@ -54,6 +54,16 @@ it('stores a 30 MB tool result whole, counts its tokens as the whole text counts
     { role: 'assistant', content: null, tool_calls: [{ id: 'call_log', type: 'function', function: { name: 'bash', arguments: '{"command":"npm test 2>&1"}' } }] },
     { role: 'tool', tool_call_id: 'call_log', content: text },
   ];
+  // What the session's tokens must be: the three messages counted whole on this thread, as before the pool counted in pieces.
+  // Counted before any request: seconds of counting between two requests outlast the server's keep-alive, and the next
+  // fetch on the closed connection fails ('fetch failed' in a fresh clone's run).
+  const spec = resolveModel('gpt-4o').spec;
+  const parsed = parseOpenAIMessages(messages, 'messages');
+  if (!parsed.ok) throw new Error('the test messages do not parse');
+  const expected = parsed.value.map((m) => {
+    const parts = countableParts(m);
+    return combineCounts({ textTokens: parts.texts.map((t) => countTextSync(t, spec.encoding)), images: parts.images, opaqueJson: parts.opaqueJson }, spec);
+  });
   const id = `big-result-${randomBytes(4).toString('hex')}`;
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
@@ -89,14 +99,6 @@ it('stores a 30 MB tool result whole, counts its tokens as the whole text counts
   expect(stored.length).toBe(text.length);
   expect(sha256(stored)).toBe(sha256(text));
 
-  // The session's tokens are the three messages counted whole on this thread, as before the pool counted in pieces.
-  const spec = resolveModel('gpt-4o').spec;
-  const parsed = parseOpenAIMessages(messages, 'messages');
-  if (!parsed.ok) throw new Error('the test messages do not parse');
-  const expected = parsed.value.map((m) => {
-    const parts = countableParts(m);
-    return combineCounts({ textTokens: parts.texts.map((t) => countTextSync(t, spec.encoding)), images: parts.images, opaqueJson: parts.opaqueJson }, spec);
-  });
   expect(page.messages[0].tokens).toBe(expected[2]);
   expect(body.usage.contextTokens).toBe(expected.reduce((a, b) => a + b, 0));
   const session = (await (await fetch(`${base}/v1/sessions/${id}`, { headers })).json()) as { usage: { contextTokens: number } };
