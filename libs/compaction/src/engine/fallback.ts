@@ -8,7 +8,7 @@ import { FACTS_HEADER } from './version';
 import { CONSTRAINTS_LABEL } from '../ledger/render';
 import { placeholderKeysOf } from '../ledger/placeholder';
 import { FactsLedger, LedgerState } from '../ledger/ledger';
-import { toolResultText } from '../ledger/rules';
+import { scanWindow, toolResultText } from '../ledger/rules';
 
 /**
  * Guarantee 4's read-time fallback, then Guarantee 3's give-way order, in the order they run:
@@ -83,7 +83,7 @@ const isCheckpoint = (m: CanonicalMessage) => m.role === 'system' && (m.tags?.in
  * first and last half only (a 3 MB conversation's note cost ~50 ms of the first read otherwise).
  */
 const NOTE_SCAN_CHARS = 128 * 1024;
-const scanned = (t: string) => (t.length <= NOTE_SCAN_CHARS ? t : `${t.slice(0, NOTE_SCAN_CHARS / 2)}\n${t.slice(-NOTE_SCAN_CHARS / 2)}`);
+const scanned = (t: string) => scanWindow(t, NOTE_SCAN_CHARS);
 
 /** A message as the note reads it: texts and outputs past NOTE_SCAN_CHARS cut to their two ends (the same object when none is). */
 function boundedForNote(m: CanonicalMessage): CanonicalMessage {

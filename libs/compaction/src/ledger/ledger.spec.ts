@@ -12,6 +12,7 @@ import { FactsLedger, LedgerEntry } from './ledger';
 import { checkLedger, entryText, fitEntries, isPinned, rankEntries, renderFacts } from './render';
 import { placeholderKeys, placeholderKeysOf } from './placeholder';
 import { constraintSentences, exitStatusOf, hashesIn, settingsIn, testResultsIn, ticketIdsIn, urlsIn } from './recognize';
+import { LEDGER_SCAN_CHARS, scanWindow } from './rules';
 
 const TESTDATA = join(__dirname, '../../../../testdata');
 
@@ -199,5 +200,33 @@ describe('recognizers (general shapes of shell output, code and language)', () =
     for (const ch of ['a', '-', '=', ':', '/', '.', ' ', '@', '0']) FactsLedger.of([{ seq: 1, message: { role: 'user', blocks: [{ type: 'text', text: `x${ch.repeat(200_000)}y` }] } }]);
     // Not a timing assertion on speed: a super-linear scan takes minutes here, a linear one milliseconds.
     expect(Date.now() - started).toBeLessThan(20_000);
+  });
+});
+
+describe('a huge tool output (issue #15: bounded in time)', () => {
+  it('is read by its first and last LEDGER_SCAN_CHARS / 2 characters: keys there are found, the exit status at its end too', () => {
+    const filler = (n: number) => 'INFO request served in 12 ms\n'.repeat(Math.ceil(n / 29)).slice(0, n);
+    const text = [
+      'https://ci.example.com/builds/4711 started',
+      filler(LEDGER_SCAN_CHARS),
+      'https://only-in-the-middle.example.com/x',
+      filler(LEDGER_SCAN_CHARS),
+      'ERROR: tests/test_api.py::test_upload FAILED',
+      'exit code 1',
+    ].join('\n');
+    expect(scanWindow(text).length).toBe(LEDGER_SCAN_CHARS + 1);
+    const ledger = FactsLedger.of([
+      { seq: 1, message: { role: 'assistant', blocks: [{ type: 'tool_use', id: 't1', name: 'bash', input: { command: 'pytest -x' } }] } },
+      { seq: 2, message: { role: 'user', blocks: [{ type: 'tool_result', toolUseId: 't1', content: text, isError: true }] } },
+    ]);
+    const values = ledger.entries().map((e) => `${e.kind}:${e.value}${e.state ? ` (${e.state})` : ''}`);
+    expect(values).toContain('url:https://ci.example.com/builds/4711');
+    expect(values.some((v) => v.startsWith('url:https://only-in-the-middle'))).toBe(false);
+    expect(values.some((v) => v.startsWith('command:pytest -x'))).toBe(true);
+    expect(values.some((v) => v.includes('test_upload'))).toBe(true);
+  });
+
+  it('leaves a text within the window as it is', () => {
+    expect(scanWindow('short')).toBe('short');
   });
 });

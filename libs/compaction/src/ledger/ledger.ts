@@ -31,6 +31,7 @@ import {
   SHELL_TOOL,
   Source,
   takePaths,
+  scanWindow,
   toolResultText,
 } from './rules';
 import { errorLines } from './errors';
@@ -261,7 +262,7 @@ export class FactsLedger {
       } else if (b.type === 'tool_result') {
         const call = this.calls.get(b.toolUseId);
         this.calls.delete(b.toolUseId);
-        const text = toolResultText(b.content);
+        const text = scanWindow(toolResultText(b.content));
         const before = mentions.length;
         scanLines(mentions, classifyNonAssistant(text, 'tool'));
         scanErrors(mentions, text);

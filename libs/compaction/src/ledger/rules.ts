@@ -481,6 +481,18 @@ export function classifyAssistant(text: string, commands: { fenced: string[]; in
 }
 
 
+/**
+ * The ledger reads at most this many characters of one tool output: its first and last half. A 30 MB log took
+ * the worker ~4 s of ledger scanning (issue #15: a huge result is bounded in time); what stands only in the middle
+ * of an output that long is still in the history and in the artifact it is offloaded to.
+ */
+export const LEDGER_SCAN_CHARS = 1 << 20;
+
+/** `text`, or its first and last `chars / 2` characters joined by a line feed when it is longer. */
+export function scanWindow(text: string, chars: number = LEDGER_SCAN_CHARS): string {
+  return text.length <= chars ? text : `${text.slice(0, chars / 2)}\n${text.slice(-chars / 2)}`;
+}
+
 export function toolResultText(content: ToolResultContent): string {
   if (typeof content === 'string') return content;
   return content.map((p) => (p.type === 'text' ? p.text : '')).join('\n');
