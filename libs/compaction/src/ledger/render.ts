@@ -5,6 +5,7 @@
  */
 import { keyOf } from './rules';
 import { isPinned, LedgerEntry, LedgerKind } from './ledger';
+import { maxOf } from '../engine/extremes';
 
 export { isPinned };
 
@@ -48,8 +49,8 @@ export function isWorthKeeping(e: LedgerEntry): boolean {
   return true;
 }
 
-// maxSeq by a loop, not Math.max(...spread): a 30 MB log's ledger has hundreds of thousands of entries, past the call stack's argument limit.
-export function rankEntries(entries: LedgerEntry[], maxSeq = entries.reduce((max, e) => Math.max(max, e.lastSeq), 1)): LedgerEntry[] {
+// maxOf, not Math.max(...spread): a 30 MB log's ledger has hundreds of thousands of entries, past the call stack's argument limit.
+export function rankEntries(entries: LedgerEntry[], maxSeq = maxOf(1, entries.map((e) => e.lastSeq))): LedgerEntry[] {
   return entries
     .filter(isWorthKeeping)
     .map((e) => ({ e, w: entryWeight(e, maxSeq) }))
