@@ -31,8 +31,10 @@ export async function createApp(config: ApiConfig, options: CreateAppOptions = {
   });
   app.disable('x-powered-by');
   app.set('trust proxy', 'loopback');
-  // Request logs carry method, URL, status and timing; never bodies, and credentials are redacted.
-  app.use(pinoHttp({ logger, quietReqLogger: true, autoLogging: { ignore: (req) => req.url === '/metrics' } }));
+  // Request logs carry method, URL, status and timing; never bodies, and credentials are redacted. They are
+  // written at info: below that level the middleware is left out (its two child loggers a request, serializing
+  // the request each time, cost ~0.2 ms of CPU a request for lines nobody writes).
+  if (logger.isLevelEnabled('info')) app.use(pinoHttp({ logger, quietReqLogger: true, autoLogging: { ignore: (req) => req.url === '/metrics' } }));
   app.use(httpMetricsMiddleware(app.get(MetricsService)));
   // Bodies are read only after the key passed (REST: bearer; proxy: X-Compactor-Key), with a depth limit and checked text.
   // The proxy reads its bodies as bytes: provider paths it only passes through are forwarded as received.

@@ -160,6 +160,29 @@ describe('AppendRepository (real Postgres)', () => {
     expect((await stored(externalId)).map((m) => m.text)).toEqual(['first', 'second']);
   });
 
+  it('with a remembered row (observedRemembered) that moved on, writes nothing and answers stale, refusal or not; on the current row it appends', async () => {
+    const { tenantId, externalId } = await newSession();
+    const first = await appends.append(request(tenantId, externalId, await sessions.find(tenantId, externalId), ['first']));
+    const remembered = first.kind === 'appended' ? first.session : null;
+    expect(remembered?.lastSeq).toBe(1);
+    // Another writer (another replica's append) moves the row on.
+    await appends.append(request(tenantId, externalId, null, ['second']));
+    const sent = statements();
+    const stale = { ...request(tenantId, externalId, remembered, ['lost?']), observedRemembered: true };
+    expect(await appends.append(stale)).toEqual({ kind: 'stale' });
+    const refusedStale = { ...request(tenantId, externalId, remembered, ['lost?'], { refuse: () => true }), observedRemembered: true };
+    expect(await appends.append(refusedStale)).toEqual({ kind: 'stale' });
+    jest.restoreAllMocks();
+    // Neither took the locked path: one guarded statement, nothing in a transaction.
+    expect(sent).toEqual(['WITH updated']);
+    expect(stale.plannedOn.map((x) => x.lastSeq)).toEqual([1]);
+    // The row the last append returned is current: remembered, it appends without reading.
+    const current = await appends.append(request(tenantId, externalId, null, ['third']));
+    const ok = { ...request(tenantId, externalId, current.kind === 'appended' ? current.session : null, ['fourth']), observedRemembered: true };
+    expect(await appends.append(ok)).toMatchObject({ kind: 'appended', firstSeq: 4, lastSeq: 4 });
+    expect((await stored(externalId)).map((m) => m.text)).toEqual(['first', 'second', 'third', 'fourth']);
+  });
+
   it('keeps seqs gap-free and loses nothing when 30 appends race on reads of the same row version', async () => {
     const { tenantId, externalId } = await newSession();
     const read = await sessions.find(tenantId, externalId);

@@ -50,6 +50,13 @@ export interface AppendRequest {
    */
   observed?: SessionRecord | null;
   /**
+   * `observed` was remembered from an earlier request, not read for this one: when the row changed
+   * since (the guard wrote nothing, or the plan refused on it), the outcome is `stale` and nothing is
+   * written, so the caller reads the session again and decides everything anew (it may be a new
+   * session by now). Without it, the locked path plans again on the current row.
+   */
+  observedRemembered?: boolean;
+  /**
    * Runs inside the transaction with the session row locked, so concurrent appends to one
    * session are serialized and seqs stay gap-free. Throwing rolls everything back, the
    * session's creation included: nothing of a rejected request is stored.
@@ -60,7 +67,9 @@ export interface AppendRequest {
 export type AppendOutcome =
   | { kind: 'appended'; session: SessionRecord; created: boolean; firstSeq: number; lastSeq: number; response: unknown }
   | { kind: 'replayed'; response: unknown }
-  | { kind: 'key-reused' };
+  | { kind: 'key-reused' }
+  /** Only with `observedRemembered`: the session changed since it was remembered; nothing was written. */
+  | { kind: 'stale' };
 
 /** Parameters of a message in the append statement (session id and time are the statement's own $1 and $8). */
 const MESSAGE_COLUMNS = 10;
@@ -185,6 +194,7 @@ export class AppendRepository {
     if (observed?.rowVersion !== undefined) {
       const outcome = await this.appendIfUnchanged(request, observed, observed.rowVersion);
       if (outcome) return outcome;
+      if (request.observedRemembered) return { kind: 'stale' };
     }
     const client = await this.pg.pool.connect();
     try {

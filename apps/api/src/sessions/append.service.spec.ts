@@ -243,4 +243,78 @@ describe('AppendService.append', () => {
     expect(s.events.record).toHaveBeenCalledWith('session-1', T, 'model-unknown', expect.any(String), expect.objectContaining({ model: 'acme-9000' }));
     expect(s.publisher.notify).toHaveBeenCalledWith('session-1', 77n);
   });
+  it("an agent loop's next append to a session takes the row its last append left, without reading it again", async () => {
+    const s = setup();
+    const first = sessionRecord({ lastSeq: 4, rowVersion: '100' });
+    s.sessions.find.mockResolvedValue(first);
+    s.appends.append.mockImplementation(async (request: AppendRequest) => {
+      const observed = request.observed!;
+      const plan = await request.plan(observed, false, async () => []);
+      const lastSeq = observed.lastSeq + plan.rows.length;
+      // The row as the write returned it: a new version each time.
+      return { kind: 'appended' as const, session: { ...observed, lastSeq, rowVersion: String(Number(observed.rowVersion) + 1) }, created: false, firstSeq: observed.lastSeq + 1, lastSeq, response: plan.respond(observed.lastSeq + 1, lastSeq) };
+    });
+
+    await s.sut.append(T, 'ext-1', body());
+    const second = await s.sut.append(T, 'ext-1', body());
+
+    expect(s.sessions.find).toHaveBeenCalledTimes(1);
+    const requests = s.appends.append.mock.calls.map(([request]) => request);
+    expect(requests.map((r) => [r.observed?.lastSeq, r.observed?.rowVersion, r.observedRemembered])).toEqual([
+      [4, '100', false],
+      [6, '101', true],
+    ]);
+    expect(second).toMatchObject({ firstSeq: 7, lastSeq: 8 });
+    // Another session of the tenant, or the same name in another tenant, is read.
+    await s.sut.append(T, 'ext-2', body());
+    await s.sut.append('tenant-2', 'ext-1', body());
+    expect(s.sessions.find).toHaveBeenCalledTimes(3);
+  });
+
+  it('a remembered row that changed since (stale) stores nothing: the tokens go back and the append starts again from a fresh read', async () => {
+    const s = setup();
+    const remembered = sessionRecord({ lastSeq: 4, rowVersion: '100' });
+    const current = sessionRecord({ lastSeq: 9, rowVersion: '205' });
+    s.sessions.find.mockResolvedValueOnce(remembered).mockResolvedValueOnce(current);
+    const repo = appendingTo(current);
+    s.appends.append
+      .mockImplementationOnce(appendingTo(remembered).append)
+      .mockResolvedValueOnce({ kind: 'stale' })
+      .mockImplementationOnce(repo.append);
+
+    await s.sut.append(T, 'ext-1', body());
+    const answer = await s.sut.append(T, 'ext-1', body());
+
+    expect(s.appends.append.mock.calls.map(([request]) => [request.observed?.lastSeq, request.observedRemembered])).toEqual([
+      [4, false],
+      [6, true],
+      [9, false],
+    ]);
+    expect(s.sessions.find).toHaveBeenCalledTimes(2);
+    // One reservation given back (the stale attempt), none for the stored ones.
+    expect(s.refund).toHaveBeenCalledTimes(1);
+    expect(answer).toMatchObject({ firstSeq: 10, lastSeq: 11 });
+  });
+
+  it('a tool result answering a call still open on the session row is not looked up in the history', async () => {
+    const s = setup();
+    const open = sessionRecord({ lastRole: 'assistant', openToolUseIds: ['toolu_1'] });
+    s.sessions.find.mockResolvedValue(open);
+    const lookups: string[][] = [];
+    s.appends.append.mockImplementation(async (request: AppendRequest) => {
+      const plan = await request.plan(open, false, async (ids) => {
+        lookups.push(ids);
+        return ids.filter((id) => id === 'toolu_0');
+      });
+      return { kind: 'appended' as const, session: open, created: false, firstSeq: 43, lastSeq: 43, response: plan.respond(43, 43) };
+    });
+    const result = (id: string) => body({ messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'ok' }] }] });
+
+    await s.sut.append(T, 'ext-1', result('toolu_1'));
+    expect(lookups).toEqual([]);
+    // An answered call's id (not open any more) is still looked up, and accepted when the history has it.
+    await s.sut.append(T, 'ext-2', result('toolu_0'));
+    expect(lookups).toEqual([['toolu_0']]);
+    await expect(s.sut.append(T, 'ext-3', result('toolu_9'))).rejects.toBeInstanceOf(ValidationFailed);
+  });
 });

@@ -35,6 +35,7 @@ import { TenantDefaults } from '../tenant/tenant-defaults';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
 import { AppendBody, AppendMessagesResponse } from './append.dto';
 import { policyJson, resolveSessionConfig, sessionPolicy, sessionUsage } from './session-config';
+import { RecentSessions } from './recent-sessions';
 import { metaOf } from '@compactor/persistence';
 
 /** Whether the batch calls the watermark tool of a `watermark` policy (seed 001's compress_to_checkpoint). */
@@ -129,6 +130,9 @@ export class AppendService {
     private readonly rateLimits: RateLimits,
   ) {}
 
+  /** Session rows as this process's appends left them: an agent loop's next append skips the read. */
+  private readonly recent = new RecentSessions();
+
   /** Counts the messages, taking the precounted last ones as they are when they were counted for this model. */
   private async countWith(messages: CanonicalMessage[], model: string, precounted: AppendOptions['precounted']): Promise<number[]> {
     const known = precounted && precounted.model === model && precounted.tokens.length <= messages.length ? precounted.tokens : [];
@@ -138,10 +142,12 @@ export class AppendService {
   }
 
   async append(tenantId: string, externalId: string, body: AppendBody, idempotencyKey?: string, options: AppendOptions = {}): Promise<AppendMessagesResponse> {
-    const existing = options.session !== undefined ? options.session : await this.sessions.find(tenantId, externalId);
+    // The row this process's last append to the session left, when there is one: not read again (the write is guarded by its version).
+    const remembered = options.session === undefined ? this.recent.get(tenantId, externalId) : undefined;
+    const existing = options.session !== undefined ? options.session : remembered ? remembered.session : await this.sessions.find(tenantId, externalId);
     // Messages both providers read alike take the session's previous shape: looked up only for those.
     const ambiguous = body.format === undefined && detectFormat(body.messages, 'openai') !== detectFormat(body.messages, 'anthropic');
-    const previousFormat = existing && ambiguous ? ((await this.messages.lastFormat(existing.id)) as MessageFormat | undefined) : undefined;
+    const previousFormat = existing && ambiguous ? ((remembered?.format ?? (await this.messages.lastFormat(existing.id))) as MessageFormat | undefined) : undefined;
     const { format, messages, raw, systemCount } = parseMessages(body, previousFormat);
     // A session this append creates without a policy takes the tenant's default policy (PATCH /v1/tenant).
     const config = resolveSessionConfig(existing || body.policy ? body : { ...body, policy: await this.tenantDefaults.policy(tenantId) });
@@ -173,6 +179,7 @@ export class AppendService {
       create: { model: config.model, contextWindow: config.contextWindow, outputReserve: config.outputReserve, policy: policyJson(config.policy) },
       idempotency: idempotencyKey ? { key: idempotencyKey, requestHash } : undefined,
       observed: existing,
+      observedRemembered: remembered !== undefined,
       plan: async (session, _created, knownToolUseIds) => {
         if (options.expectLastSeq !== undefined && session.lastSeq !== options.expectLastSeq) throw new HistoryMoved(options.expectLastSeq, session.lastSeq);
         if (options.expectSessionId !== undefined && session.id !== options.expectSessionId) throw new HistoryMoved(options.expectLastSeq ?? session.lastSeq, session.lastSeq);
@@ -183,8 +190,11 @@ export class AppendService {
           toolSchemaTokens = await toolsOf(countedFor);
           if (requestLimits) requestLimits.toolSchemaTokens = toolSchemaTokens;
         }
-        const foreign = referencedForeignToolUseIds(messages);
-        const seen = new Set(await knownToolUseIds(foreign));
+        // Results for calls still open are accepted on the session row alone (validateSequence reads open ids first):
+        // only the others are looked up in the stored history, so the usual tool result costs no extra round trip.
+        const open = new Set(session.openToolUseIds);
+        const foreign = referencedForeignToolUseIds(messages).filter((id) => !open.has(id));
+        const seen = new Set(foreign.length > 0 ? await knownToolUseIds(foreign) : []);
         // The top-level system prompt was validated on its own; error fields index `messages` as posted.
         const checked = validateSequence(
           { lastRole: session.lastRole, openToolUseIds: session.openToolUseIds, seenToolUseIds: seen },
@@ -273,8 +283,17 @@ export class AppendService {
     // Tokens reserved for an append that stored nothing (refused, a replay, a conflict) go back.
     appending.catch(() => refund?.());
     const outcome = await appending;
+    if (outcome.kind === 'stale') {
+      // The remembered row changed since (another replica, a compaction, a deletion): nothing was written; start again from a fresh read.
+      refund?.();
+      this.recent.forget(tenantId, externalId);
+      return this.append(tenantId, externalId, body, idempotencyKey, { ...options, session: await this.sessions.find(tenantId, externalId) });
+    }
     if (outcome.kind !== 'appended') refund?.();
-    else if (options.appendedTokens === 'charge') await this.rateLimits.chargeAppendedTokens(tenantId, appendedTokens());
+    else {
+      this.recent.set(tenantId, externalId, { session: outcome.session, format });
+      if (options.appendedTokens === 'charge') await this.rateLimits.chargeAppendedTokens(tenantId, appendedTokens());
+    }
     if (outcome.kind === 'key-reused') throw new IdempotencyKeyReused(idempotencyKey!);
     // A replay names the job the first answer named: recorded and enqueued now if that request died before it scheduled it.
     const namedJob = outcome.kind === 'replayed' ? (outcome.response as AppendMessagesResponse).compaction?.jobId : undefined;

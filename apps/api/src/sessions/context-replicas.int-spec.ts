@@ -83,4 +83,45 @@ describe('context reads across API processes (per-process caches keyed by head v
     await call(b, 'POST', `/v1/sessions/${id}/compactions/${job}/undo`);
     await expectSameEverywhere('after the undo');
   }, 240_000);
+
+  it("an API process's remembered session row never outlives a change made through the other: appends, settings, deletion", async () => {
+    // Each process remembers the row its own last append left (issue #21: the next append skips reading it); every
+    // change below is made through the other process, and each append after it must see the current row.
+    const sid = `remembered-${Date.now().toString(36)}`;
+    const append = async (api: BuiltApi, content: string, extra: Record<string, unknown> = {}) =>
+      JSON.parse(await call(api, 'POST', `/v1/sessions/${sid}/messages`, { format: 'openai', ...extra, messages: [{ role: 'user', content }] })) as {
+        firstSeq: number;
+        usage: { budget: number };
+        warnings?: string[];
+      };
+    const texts = async () =>
+      (JSON.parse(await call(b, 'GET', `/v1/sessions/${sid}/messages`)) as { messages: { seq: number; message: { content: string } }[] }).messages.map((m) => [m.seq, m.message.content]);
+
+    expect((await append(a, 'one', { model: 'gpt-4o', contextWindow: 32_000 })).firstSeq).toBe(1);
+    expect((await append(a, 'two')).firstSeq).toBe(2);
+    expect((await append(b, 'three')).firstSeq).toBe(3);
+    // a remembers the row at seq 2; b moved it on.
+    expect((await append(a, 'four')).firstSeq).toBe(4);
+    expect(await texts()).toEqual([
+      [1, 'one'],
+      [2, 'two'],
+      [3, 'three'],
+      [4, 'four'],
+    ]);
+
+    // A settings change through b: a's next append is planned on the new window.
+    const before = (await append(a, 'five')).usage.budget;
+    await call(b, 'PATCH', `/v1/sessions/${sid}`, { contextWindow: 64_000 });
+    const after = await append(a, 'six');
+    expect(after.firstSeq).toBe(6);
+    expect(after.usage.budget).toBeGreaterThan(before);
+
+    // Deleted through b: a's next append creates the session anew (seq 1, and its creation fields are not "ignored").
+    await call(b, 'DELETE', `/v1/sessions/${sid}`);
+    const recreated = await append(a, 'seven', { model: 'gpt-4o', contextWindow: 16_000 });
+    expect(recreated).toMatchObject({ firstSeq: 1 });
+    expect(recreated.warnings).toBeUndefined();
+    expect(await texts()).toEqual([[1, 'seven']]);
+    expect((await append(a, 'eight')).firstSeq).toBe(2);
+  }, 60_000);
 });
