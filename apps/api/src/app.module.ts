@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { AnalyticsController } from './analytics/analytics.controller';
 import { AnalyticsService } from './analytics/analytics.service';
 import { ApiKeyAuthenticator } from './auth/api-key-authenticator';
+import { ApiKeyLookups } from './auth/api-key-lookups';
 import { AuthGuard } from './auth/auth.guard';
 import { InitKeyBootstrap } from './auth/init-key';
 import { API_CONFIG, ApiConfig } from './config/api-config';
@@ -63,6 +64,7 @@ export class AppModule {
         { provide: API_CONFIG, useValue: config },
         { provide: LOGGER, useValue: logger },
         ApiKeyAuthenticator,
+        ApiKeyLookups,
         { provide: APP_GUARD, useClass: AuthGuard },
         redisProvider,
         RedisLifecycle,

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiKeyRecord, ApiKeyRepository, UnrevokedApiKey } from '@compactor/persistence';
+import { ApiKeyLookups } from './api-key-lookups';
 import type { IncomingMessage } from 'node:http';
 import { hashApiKey } from './api-key-secret';
 
@@ -18,14 +19,17 @@ export function keyRefusal(found: Pick<UnrevokedApiKey, 'expired' | 'expiresAt'>
 /**
  * Finds the active (unrevoked, unexpired) key a REST request's bearer token names. Both the body
  * gate (before the body is read) and the guard (after routing) ask; the lookup runs once per
- * request, and nothing is cached across requests, so a key is refused from the instant it expires
- * (the database's clock decides).
+ * request, through ApiKeyLookups (a key found active is remembered for API_KEY_CACHE_MS; its expiry
+ * is checked on every request, so a key is refused from the instant it expires).
  */
 @Injectable()
 export class ApiKeyAuthenticator {
   private readonly lookups = new WeakMap<IncomingMessage, Promise<UnrevokedApiKey | null>>();
 
-  constructor(private readonly keys: ApiKeyRepository) {}
+  constructor(
+    private readonly keys: ApiKeyRepository,
+    private readonly remembered: ApiKeyLookups,
+  ) {}
 
   /** The active key of the request, or null when it sent none or an unknown, revoked or expired one. */
   async keyOf(req: IncomingMessage): Promise<ApiKeyRecord | null> {
@@ -44,11 +48,17 @@ export class ApiKeyAuthenticator {
     return key === undefined ? Promise.resolve(false) : this.keys.findActiveByHash(hashApiKey(key)).then((found) => found !== null);
   }
 
+  /** The request's key was stamped as used now (the remembered copy too, so the stamp is not written again within the minute). */
+  touched(req: IncomingMessage, at: Date): void {
+    const key = bearerKey(req.headers.authorization);
+    if (key !== undefined) this.remembered.touched(hashApiKey(key), at);
+  }
+
   private lookup(req: IncomingMessage): Promise<UnrevokedApiKey | null> {
     let lookup = this.lookups.get(req);
     if (!lookup) {
       const key = bearerKey(req.headers.authorization);
-      lookup = key === undefined ? Promise.resolve(null) : this.keys.findUnrevokedByHash(hashApiKey(key));
+      lookup = key === undefined ? Promise.resolve(null) : this.remembered.unrevoked(hashApiKey(key));
       this.lookups.set(req, lookup);
     }
     return lookup;

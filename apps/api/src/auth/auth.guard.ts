@@ -40,7 +40,11 @@ export class AuthGuard implements CanActivate {
     await this.rateLimits.requireRequest(req, context.switchToHttp().getResponse<Response>(), auth);
     if (!grants(key.scopes, needed)) throw new Forbidden(needed);
     // Settings shows when each key was last used; a stamp older than a minute is refreshed off the request's path.
-    if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > 60_000) void this.keys.touch(key.id).catch((error: Error) => this.logger.warn({ keyId: key.id, err: error.message }, 'could not record the API key use'));
+    if (!key.lastUsedAt || Date.now() - key.lastUsedAt.getTime() > 60_000) {
+      const now = new Date();
+      this.authenticator.touched(req, now);
+      void this.keys.touch(key.id, now).catch((error: Error) => this.logger.warn({ keyId: key.id, err: error.message }, 'could not record the API key use'));
+    }
     req.auth = auth;
     return true;
   }

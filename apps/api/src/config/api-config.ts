@@ -20,6 +20,11 @@ export const apiConfigSchema = z.object({
     .optional(),
   /** Per-process cache of assembled contexts (megabytes); 0 turns it off. Entries are checked against the session row on every read. */
   CONTEXT_CACHE_MB: z.coerce.number().int().min(0).max(65536).default(256),
+  /**
+   * How long this process remembers a key it found active, sparing the key's lookup on the next requests (0: never).
+   * A key revoked through another API process or the CLI is still accepted here for at most this long.
+   */
+  API_KEY_CACHE_MS: z.coerce.number().int().min(0).max(60_000).default(1_000),
   /** How long `POST /v1/sessions/:id/compact` with dryRun waits for the workers before answering with the queued job. */
   DRY_RUN_TIMEOUT_MS: positiveInt.max(600_000).default(60_000),
   /** Interval of the SSE comment that keeps idle event streams open through proxies; each beat also re-reads missed events. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { ApiKeyRepository } from '@compactor/persistence';
 import type { IncomingHttpHeaders } from 'node:http';
 import { keyRefusal } from '../auth/api-key-authenticator';
+import { ApiKeyLookups } from '../auth/api-key-lookups';
 import { hashApiKey } from '../auth/api-key-secret';
 import { AuthContext, grants } from '../auth/scopes';
 import { ProxyError } from './provider-errors';
@@ -16,7 +16,7 @@ export class ProxyAuth {
   /** The body gate checks the key before the body is read, the handler again: one lookup per request (keyed by its headers object). */
   private readonly checks = new WeakMap<IncomingHttpHeaders, Promise<AuthContext>>();
 
-  constructor(private readonly keys: ApiKeyRepository) {}
+  constructor(private readonly lookups: ApiKeyLookups) {}
 
   /** The SHA-256 of the `X-Compactor-Key` sent (what keys are stored as), or undefined when none was sent. */
   keyHash(headers: IncomingHttpHeaders): string | undefined {
@@ -37,7 +37,7 @@ export class ProxyAuth {
   private async check(headers: IncomingHttpHeaders): Promise<AuthContext> {
     const hash = this.keyHash(headers);
     if (hash === undefined) throw new ProxyError(401, 'compactor_key_missing', 'Compactor proxy: a Compactor API key is required in the X-Compactor-Key header');
-    const found = await this.keys.findUnrevokedByHash(hash);
+    const found = await this.lookups.unrevoked(hash);
     if (!found || found.expired) throw new ProxyError(401, 'compactor_key_invalid', `Compactor proxy: ${keyRefusal(found, 'the X-Compactor-Key')}`);
     if (!grants(found.scopes, 'ingest')) throw new ProxyError(403, 'compactor_key_scope', "Compactor proxy: the X-Compactor-Key lacks the 'ingest' scope");
     return { tenantId: found.tenantId, keyId: found.id, scopes: found.scopes };

@@ -124,4 +124,18 @@ describe('context reads across API processes (per-process caches keyed by head v
     expect(await texts()).toEqual([[1, 'seven']]);
     expect((await append(a, 'eight')).firstSeq).toBe(2);
   }, 60_000);
+
+  it('a key revoked through one process is refused there at once, and by the other within API_KEY_CACHE_MS (1 s)', async () => {
+    const created = JSON.parse(await call(a, 'POST', '/v1/keys', { name: `remembered-${Date.now().toString(36)}`, scopes: ['read'] })) as { id: string; key: string };
+    const status = async (api: BuiltApi) => (await fetch(`${api.url}/v1/sessions`, { headers: { authorization: `Bearer ${created.key}` } })).status;
+    // Both processes have looked it up (and remember it).
+    expect([await status(a), await status(b), await status(b)]).toEqual([200, 200, 200]);
+    await call(a, 'DELETE', `/v1/keys/${created.id}`);
+    const revokedAt = Date.now();
+    expect(await status(a)).toBe(401);
+    await pollUntil(async () => ((await status(b)) === 401 ? true : undefined), { timeoutMs: 5_000, what: 'the other process to refuse the revoked key' });
+    // Within the 1 s it may remember the key, plus a loaded machine's request time.
+    expect(Date.now() - revokedAt).toBeLessThan(3_000);
+    expect(await status(b)).toBe(401);
+  }, 30_000);
 });
