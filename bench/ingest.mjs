@@ -42,10 +42,17 @@ function requests(session, size) {
 function api(apiUrl, key) {
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   return {
-    async append(sessionId, body) {
+    /** Appends; `timings` (when given) gets the client's time and the handler's Server-Timing stages of the request. */
+    async append(sessionId, body, timings) {
+      const started = performance.now();
       const res = await fetch(`${apiUrl}/v1/sessions/${sessionId}/messages`, { method: 'POST', headers, body: JSON.stringify(body) });
       const json = await res.json();
       if (res.status !== 201) throw new Error(`append ${sessionId}: ${res.status} ${JSON.stringify(json).slice(0, 500)}`);
+      if (timings) {
+        const stages = { client: performance.now() - started };
+        for (const [, name, dur] of String(res.headers.get('server-timing') ?? '').matchAll(/(?:^|, )([a-z]+);dur=([\d.]+)/g)) stages[name] = (stages[name] ?? 0) + Number(dur);
+        timings.push(stages);
+      }
       return json;
     },
     async context(sessionId) {
@@ -125,11 +132,13 @@ export async function run({ apiUrl, key, databaseUrl, root, machine, log }) {
     return performance.now() - started;
   }
 
+  /** Each single-message append's client time and Server-Timing stages (issue #21: where an append's time goes). */
+  const singleTimings = [];
   async function compactor(sessions, batchSize, round) {
     const started = performance.now();
     for (const s of sessions) {
       const id = `${s.name}-${batchSize}-${round}-${randomUUID().slice(0, 8)}`;
-      for (const req of requests(s, batchSize)) await client.append(id, req);
+      for (const req of requests(s, batchSize)) await client.append(id, req, batchSize === 1 && round !== 'warm' ? singleTimings : undefined);
     }
     return performance.now() - started;
   }
@@ -171,6 +180,8 @@ export async function run({ apiUrl, key, databaseUrl, root, machine, log }) {
     return median(times);
   };
   const floor = { health: await floorOf('/health', false), caller: await floorOf('/v1/status/caller', true), refPerMessage: single.ref / single.n, oursPerMessage: single.ours / single.n };
+  const stage = (name) => median(singleTimings.map((t) => t[name] ?? 0));
+  const breakdown = { n: singleTimings.length, client: stage('client'), handler: stage('append'), count: stage('count'), write: stage('write'), schedule: stage('schedule') };
   log(`floor: GET /health ${fmt(floor.health, 2)} ms, authenticated GET /v1/status/caller ${fmt(floor.caller, 2)} ms; reference ${fmt(floor.refPerMessage, 2)} ms a message, compactor ${fmt(floor.oursPerMessage, 2)} ms`);
 
   // Context reads at three history sizes. "fits": the session's window holds its whole history (a long
@@ -232,9 +243,11 @@ export async function run({ apiUrl, key, databaseUrl, root, machine, log }) {
         `| ${label} | ${fmtInt(r.n)} | ${fmtBytes(r.bytes)} | ${fmt(r.ours, 0)} ms | ${fmt(r.ref, 0)} ms | ${fmtInt((r.n / r.ours) * 1000)} | ${fmt(r.ratio * 100, 0)}% | ${verdict(r.ratio >= 0.5)} |`,
     ),
     '',
-    'Why ours can beat the reference on batches: both count with the same js-tiktoken rank files and give identical counts (tested), but `libs/tokens` merges byte pairs in linear time where js-tiktoken\'s `encode` is quadratic on long unbroken runs, and it counts large texts on two worker threads while the reference counts on one. Single-message appends pay a fixed cost per request that the reference does not: an HTTP round trip, the API-key lookup and the rate-limit count, the session read, then one statement that inserts the message and the usage point and updates the session, guarded by the session row\'s version (a transaction with a row lock only when the row changed since the read); batching is the way to ingest fast, and the proxy appends one request\'s new messages as one batch.',
+    'Why ours can beat the reference on batches: both count with the same js-tiktoken rank files and give identical counts (tested), but `libs/tokens` merges byte pairs in linear time where js-tiktoken\'s `encode` is quadratic on long unbroken runs, and it counts large texts on two worker threads while the reference counts on one. Single-message appends pay a fixed cost per request that the reference does not: an HTTP round trip, the API-key check (remembered by the process for \`API_KEY_CACHE_MS\`) and the rate-limit count, then one statement that inserts the message and the usage point and updates the session, guarded by the session row\'s version (the row as this process\'s last append to the session left it, or read first; a transaction with a row lock only when the row changed since); batching is the way to ingest fast, and the proxy appends one request\'s new messages as one batch.',
     '',
-    `The floor, measured in the same run (${FLOOR_REQUESTS} requests each, p50): \`GET /health\` (HTTP only) ${fmt(floor.health, 2)} ms, an authenticated \`GET /v1/status/caller\` (HTTP, the key lookup, the rate-limit count) ${fmt(floor.caller, 2)} ms; the reference takes ${fmt(floor.refPerMessage, 2)} ms a message and a single-message append ${fmt(floor.oursPerMessage, 2)} ms. Half the reference's throughput means ${fmt(floor.refPerMessage * 2, 2)} ms an append: ${floor.caller >= floor.refPerMessage * 2 ? 'less than an authenticated request that does nothing takes here, so over HTTP the single-message target cannot be met on this machine; the append itself adds' : 'the append adds'} ${fmt(floor.oursPerMessage - floor.caller, 2)} ms to that request (parsing and validating the message, counting it, the session read and the guarded write).`,
+    `The floor, measured in the same run (${FLOOR_REQUESTS} requests each, p50): \`GET /health\` (HTTP only) ${fmt(floor.health, 2)} ms, an authenticated \`GET /v1/status/caller\` (HTTP, the key check, the rate-limit count) ${fmt(floor.caller, 2)} ms; the reference takes ${fmt(floor.refPerMessage, 2)} ms a message and a single-message append ${fmt(floor.oursPerMessage, 2)} ms. Half the reference's throughput means ${fmt(floor.refPerMessage * 2, 2)} ms an append: ${floor.caller >= floor.refPerMessage * 2 ? 'less than an authenticated request that does nothing takes here, so over HTTP the single-message target cannot be met on this machine; the append itself adds' : 'the append adds'} ${fmt(floor.oursPerMessage - floor.caller, 2)} ms to that request (parsing and validating the message, counting it and the guarded write).`,
+    '',
+    `Where a single-message append's time goes (p50 over its ${fmtInt(breakdown.n)} appends, from each response's Server-Timing; the stages' medians need not add up to the whole's): the client sees ${fmt(breakdown.client, 2)} ms; the handler takes ${fmt(breakdown.handler, 2)} ms of it — \`count\` ${fmt(breakdown.count, 2)} ms (parsing the messages into canonical form, validating and counting them), \`write\` ${fmt(breakdown.write, 2)} ms (the plan and the one guarded statement: PostgreSQL's update, two inserts, their indexes and foreign-key checks, and the commit's WAL flush), \`schedule\` ${fmt(breakdown.schedule, 2)} ms (what follows: events, a compaction job when due, the answer); the other ${fmt(breakdown.client - breakdown.handler, 2)} ms are HTTP both ways, the key check, reading and parsing the JSON body and validating it against the request schema (\`GET /health\`, HTTP alone, ${fmt(floor.health, 2)} ms; an authenticated no-op ${fmt(floor.caller, 2)} ms).`,
     '',
     'Context reads are timed at the client, response body included. "Repeated" reads the same context again (the per-process context cache answers with the body it serialized before); "after an append" is the agent loop: append one message, then read. The cache fetches only the new message; the provider-valid pass and the serialization reuse the part of the context no append can change (everything before the last assistant message), so they convert and write only what came after it. "Fits": the session\'s window holds its whole history (`contextWindow` 50,000,000), so the whole history is served. "Over budget": the model\'s own window, and no worker runs in this benchmark, so every read fits the context with the read-time fallback, as while a compaction is pending (masked outputs and the left-out turns\' ledger are kept from read to read; the fallback itself runs whole).',
     '',

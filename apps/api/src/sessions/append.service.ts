@@ -36,6 +36,7 @@ import { MessageTokenCounter } from '../tokens/message-token-counter';
 import { AppendBody, AppendMessagesResponse } from './append.dto';
 import { policyJson, resolveSessionConfig, sessionPolicy, sessionUsage } from './session-config';
 import { RecentSessions } from './recent-sessions';
+import { StageTimer } from '../common/stage-timer';
 import { metaOf } from '@compactor/persistence';
 
 /** Whether the batch calls the watermark tool of a `watermark` policy (seed 001's compress_to_checkpoint). */
@@ -110,6 +111,8 @@ export interface AppendOptions {
    * counted once stored, never refused here.
    */
   appendedTokens?: 'reserve' | 'charge';
+  /** Marks the append's stages (`count`: parse, validate and count; `write`: plan and the guarded write; `schedule`) for Server-Timing. */
+  timing?: StageTimer;
 }
 
 function toolUseIdsOf(message: CanonicalMessage): string[] {
@@ -168,6 +171,7 @@ export class AppendService {
     const requestHash = idempotencyKey ? jsonSha256(body) : '';
     const appendedTokens = () => tokens.reduce((a, b) => a + b, 0);
     const refund = options.appendedTokens === 'charge' ? undefined : await this.rateLimits.reserveAppendedTokens(tenantId, appendedTokens());
+    options.timing?.mark('count');
 
     let compactionJobId: string | undefined;
     let trigger: 'threshold' | 'watermark' | 'ingest' | undefined;
@@ -283,6 +287,7 @@ export class AppendService {
     // Tokens reserved for an append that stored nothing (refused, a replay, a conflict) go back.
     appending.catch(() => refund?.());
     const outcome = await appending;
+    options.timing?.mark('write');
     if (outcome.kind === 'stale') {
       // The remembered row changed since (another replica, a compaction, a deletion): nothing was written; start again from a fresh read.
       refund?.();

@@ -28,6 +28,7 @@ import { AppendService } from './append.service';
 import { ContextResponse } from './context.dto';
 import { ContextService } from './context.service';
 import { HistoryPage } from './history.dto';
+import { StageTimer } from '../common/stage-timer';
 import { assertMayOverride, resolveSessionConfig } from './session-config';
 import {
   CreateSessionRequest,
@@ -159,16 +160,22 @@ export class SessionsController {
   @ApiBadRequestResponse({ type: ErrorResponse, description: 'Names every bad field; nothing of the request is stored.' })
   @ApiConflictResponse({ type: ErrorResponse, description: 'The Idempotency-Key was used for a different request.' })
   @ApiPayloadTooLargeResponse({ type: ErrorResponse })
-  append(
+  async append(
     @Auth() auth: AuthContext,
     @Param('id') id: string,
     @Body() append: AppendMessagesRequest,
+    @Res({ passthrough: true }) res: Response,
     @OptionalHeader('idempotency-key') idempotencyKey?: string,
   ): Promise<AppendMessagesResponse> {
     const sessionId = parseSessionId(id);
     const key = idempotencyKey === undefined ? undefined : parseOrThrow(idempotencyKeySchema, idempotencyKey, 'Idempotency-Key');
     assertMayOverride(append.policy, auth.scopes);
-    return this.appends.append(auth.tenantId, sessionId, append, key);
+    // Where the handler's time went (the body was read and parsed before it): Server-Timing, for clients and `npm run bench -- ingest`.
+    const timing = new StageTimer('append', 'Compactor append handler');
+    const answer = await this.appends.append(auth.tenantId, sessionId, append, key, { timing });
+    timing.mark('schedule');
+    res.setHeader('server-timing', timing.header());
+    return answer;
   }
 
   @Get(':id/messages')

@@ -81,6 +81,8 @@ describe('sessions over REST', () => {
       expect(res.body.usage.contextTokens).toBeGreaterThan(20);
       expect(res.body.usage.budget).toBeGreaterThan(150_000);
       expect(res.body.usage.threshold).toBe(Math.floor(res.body.usage.budget * 0.85));
+      // Where the handler's time went, for clients and the ingest benchmark.
+      expect(res.headers['server-timing']).toMatch(/^append;dur=[\d.]+;desc="Compactor append handler", count;dur=[\d.]+, write;dur=[\d.]+, schedule;dur=[\d.]+$/);
 
       const next = await append(keyA, id, { messages: [{ role: 'assistant', content: 'Fixed.' }] }).expect(201);
       expect(next.body).toMatchObject({ firstSeq: 5, lastSeq: 5 });
