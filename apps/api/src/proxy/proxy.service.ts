@@ -21,6 +21,7 @@ import { ProxyAuth } from './proxy-auth';
 import { ProxySettings, UpstreamSettings } from './proxy-settings';
 import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from './provider-errors';
 import { UpstreamForwarder } from './upstream-forwarder';
+import { StageTimer } from '../common/stage-timer';
 
 /** `context`'s tokens with each message that stood in at its upper bound (one of `bounded`) at its exact count instead. */
 function exactTokens(context: readonly SessionMessage[], bounded: readonly SessionMessage[], exact: readonly SessionMessage[]): number {
@@ -32,22 +33,6 @@ function exactTokens(context: readonly SessionMessage[], bounded: readonly Sessi
 export const NOT_COMPACTED_HEADER = 'x-compactor-not-compacted';
 const CHAINED_REASON = 'previous_response_id: the upstream holds this conversation, so Compactor forwarded the request untouched and cannot compact it';
 
-/** Stage durations of one proxied request, as a Server-Timing header: `compactor` is the whole work before forwarding. */
-class StageTimer {
-  private readonly started = performance.now();
-  private last = this.started;
-  private readonly stages: string[] = [];
-
-  mark(stage: string): void {
-    const now = performance.now();
-    this.stages.push(`${stage};dur=${(now - this.last).toFixed(1)}`);
-    this.last = now;
-  }
-
-  header(): string {
-    return [`compactor;dur=${(this.last - this.started).toFixed(1)};desc="Compactor proxy before forwarding"`, ...this.stages].join(', ');
-  }
-}
 
 /**
  * The drop-in proxy (SPEC.md, REST API): records a request's new messages through the append
@@ -77,7 +62,8 @@ export class ProxyService {
   /** `POST /v1/proxy/anthropic/v1/messages`, `POST /v1/proxy/openai/v1/chat/completions` and `POST /v1/proxy/openai/v1/responses`. */
   async messages(shape: ProxyShape, req: Request, res: Response): Promise<void> {
     const provider = providerOf(shape);
-    const timing = new StageTimer();
+    // Stage durations of the request as a Server-Timing header: `compactor` is the whole work before forwarding.
+    const timing = new StageTimer('compactor', 'Compactor proxy before forwarding');
     try {
       // The key is checked while the body is read (nothing is forwarded or stored before it passed).
       const authenticated = this.admitted(req, res);
