@@ -23,7 +23,8 @@ describe('compaction job rows and BullMQ', () => {
   afterAll(async () => {
     await worker?.stop();
     await api?.close();
-  });
+    // The built worker drains its running jobs for up to SHUTDOWN_TIMEOUT_MS (30 s) before it exits.
+  }, 60_000);
   const http = () => request(api.app.getHttpServer());
   const auth = () => ({ Authorization: `Bearer ${key}` });
   const append = (id: string, messages: unknown[], idempotencyKey?: string) =>

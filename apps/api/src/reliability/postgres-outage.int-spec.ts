@@ -36,7 +36,8 @@ describe('PostgreSQL outages', () => {
     await api?.stop();
     await relay?.close();
     await db?.drop();
-  });
+    // The built worker drains its running jobs for up to SHUTDOWN_TIMEOUT_MS (30 s) before it exits.
+  }, 60_000);
   const http = () => request(apiUrl);
   const auth = () => ({ Authorization: `Bearer ${key}` });
   const append = (id: string, messages: unknown[]) =>

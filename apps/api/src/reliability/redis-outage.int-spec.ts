@@ -36,7 +36,9 @@ describe('Redis outages', () => {
     await worker?.stop();
     await api?.close();
     await redis?.stop();
-  }, 30_000);
+    // The built worker drains its running jobs for up to SHUTDOWN_TIMEOUT_MS (30 s) before it exits: a 30 s hook
+    // timed out in a run of every API spec at once (passes alone).
+  }, 60_000);
   const agent = () => request(api.app.getHttpServer());
   const auth = () => ({ Authorization: `Bearer ${key}` });
   const append = (id: string, messages: unknown[]) =>
