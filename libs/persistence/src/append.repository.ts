@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { PoolClient } from 'pg';
 import { MessageRole, Prisma } from './generated/prisma/client';
+import { largeJsonExpression, LargeStrings, largeStringsOf, largeStringTokens, skeletonJson } from './large-json';
 import { PgPoolService } from './pg-pool.service';
 import { SESSION_COLUMNS, SessionConfig, SessionRecord, SessionRow, toSessionRecord } from './session.repository';
 
@@ -84,6 +85,24 @@ const SESSION_PARAMS = 13;
 const PREPARED_MAX_ROWS = 4;
 
 /**
+ * A message's json columns as parameter texts. A string of 1 MB or more (a large tool result) is sent once, as
+ * text, however often the columns hold it (`blocks` and `raw` both do): each column's text holds a placeholder
+ * in its place, and PostgreSQL writes `to_json` of the string there (the same text as JSON.stringify for the
+ * well-formed strings the API accepts; large-json.int-spec compares every code point). For a 30 MB result the API
+ * builds 30 MB of statement instead of two 30 MB JSON texts and a 60 MB statement (docs/reliability.md).
+ */
+function rowJson(row: NewMessageRow): { blocks: string; meta: string | null; raw: string; large?: LargeStrings } {
+  const plain = () => ({ blocks: JSON.stringify(row.blocks), meta: row.meta === undefined ? null : JSON.stringify(row.meta), raw: JSON.stringify(row.raw) });
+  const large = largeStringTokens(largeStringsOf([row.blocks, row.meta, row.raw]));
+  if (!large) return plain();
+  const blocks = skeletonJson(row.blocks, large);
+  const meta = row.meta === undefined ? null : skeletonJson(row.meta, large);
+  const raw = skeletonJson(row.raw, large);
+  if (blocks === undefined || meta === undefined || raw === undefined) return plain();
+  return { blocks, meta, raw, large };
+}
+
+/**
  * The write of an append as one statement: the batch's multi-row INSERT, the usage point, the
  * session's new state, and the goal record and threshold snapshot when the plan has them. With
  * `rowVersion`, it writes only if the session row is still the version the plan was made from
@@ -116,25 +135,21 @@ function appendStatement(
     plan.requestLimits?.toolSchemaTokens ?? null,
   ];
   const values: string[] = [];
+  let largeParams = 0;
   plan.rows.forEach((row, i) => {
     const p = params.length;
+    const json = rowJson(row);
+    // A large string's parameters follow the row's own: its placeholder and its text.
+    const pairs = (json.large?.tokens ?? []).map((_, k): [string, string] => [`$${p + MESSAGE_COLUMNS + 2 * k + 1}`, `$${p + MESSAGE_COLUMNS + 2 * k + 2}`]);
+    const column = (n: number) => (pairs.length > 0 ? largeJsonExpression(`$${p + n}`, pairs) : `$${p + n}::json`);
     values.push(
-      `($1::uuid, $${p + 1}::int, $${p + 2}::"MessageRole", $${p + 3}::json, $${p + 4}::json, $${p + 5}::json, $${p + 6}::text, $${p + 7}::boolean, $${p + 8}::text[], $${p + 9}::int, $${p + 10}::text[], $8::timestamptz)`,
+      `($1::uuid, $${p + 1}::int, $${p + 2}::"MessageRole", ${column(3)}, ${column(4)}, ${column(5)}, $${p + 6}::text, $${p + 7}::boolean, $${p + 8}::text[], $${p + 9}::int, $${p + 10}::text[], $8::timestamptz)`,
     );
-    params.push(
-      session.lastSeq + 1 + i,
-      row.role,
-      JSON.stringify(row.blocks),
-      row.meta === undefined ? null : JSON.stringify(row.meta),
-      JSON.stringify(row.raw),
-      row.format,
-      row.pinned,
-      row.tags,
-      row.tokens,
-      row.toolUseIds,
-    );
+    params.push(session.lastSeq + 1 + i, row.role, json.blocks, json.meta, json.raw, row.format, row.pinned, row.tags, row.tokens, row.toolUseIds);
+    json.large?.tokens.forEach((token, k) => params.push(token, json.large!.strings[k]));
+    largeParams += 2 * (json.large?.tokens.length ?? 0);
   });
-  if (params.length !== SESSION_PARAMS + plan.rows.length * MESSAGE_COLUMNS) throw new Error('message column count mismatch');
+  if (params.length !== SESSION_PARAMS + plan.rows.length * MESSAGE_COLUMNS + largeParams) throw new Error('message column count mismatch');
   const param = (value: unknown) => `$${params.push(value)}`;
   const guard = rowVersion === undefined ? '' : ` AND xmin = ${param(rowVersion)}::text::xid`;
   const goal = plan.goal === undefined ? '' : `, goal = ${param(JSON.stringify(plan.goal))}::jsonb`;
@@ -170,7 +185,7 @@ function appendStatement(
        SELECT id, 'append', $2, $6, $9, $10, $8 FROM updated
      )${snapshot}${idempotent}
      SELECT * FROM updated`;
-  const name = named && plan.rows.length <= PREPARED_MAX_ROWS ? `append-${plan.rows.length}${rowVersion === undefined ? '' : '-guarded'}${plan.goal === undefined ? '' : '-goal'}${plan.snapshot ? '-snapshot' : ''}${idempotency ? '-idempotent' : ''}` : undefined;
+  const name = named && largeParams === 0 && plan.rows.length <= PREPARED_MAX_ROWS ? `append-${plan.rows.length}${rowVersion === undefined ? '' : '-guarded'}${plan.goal === undefined ? '' : '-goal'}${plan.snapshot ? '-snapshot' : ''}${idempotency ? '-idempotent' : ''}` : undefined;
   return { name, text, values: params };
 }
 
