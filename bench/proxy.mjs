@@ -285,6 +285,13 @@ export async function run({ apiUrl, key, databaseUrl, machine, root, log }) {
   const directUrl = (format) => `${upstream.url}${PATHS[format]}`;
   const providerHeaders = (format) => (format === 'anthropic' ? { 'x-api-key': 'sk-ant-bench', 'anthropic-version': '2023-06-01' } : { authorization: 'Bearer sk-bench' });
 
+  if (process.env.BENCH_PROXY_LONG_ONLY) {
+    // Only the continuing sessions of 100 and 1,000 messages (an experiment: run with --no-write, the section is partial).
+    const long = await longSessionLatency({ key, proxyUrl, directUrl, providerHeaders, log });
+    await upstream.close();
+    return longSessionSection(long).join('\n');
+  }
+
   const samples = {};
   const record = (name, proxy, direct, work) => {
     samples[name] ??= { proxy: [], direct: [], diff: [], work: [] };

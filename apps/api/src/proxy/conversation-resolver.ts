@@ -131,7 +131,10 @@ export class ConversationResolver {
   /** Per conversation, its last request's body, message byte ranges and message keys (see conversationKeys). */
   private readonly keyCache = new Map<string, { place: ArrayPlace; keys: Array<MessageKeys | undefined> }>();
   private keyCacheBytes = 0;
-  /** Per key and session header, a Responses request's parsed `input` items (see ParsedItems), for bodies of ITEM_CACHE_BYTES in all. */
+  /**
+   * Per shape, key and session header, the previous body's conversation byte ranges, and a Responses request's parsed
+   * `input` items (see ParsedItems), for bodies of ITEM_CACHE_BYTES in all.
+   */
   private readonly itemCache = new Map<string, ParsedItems>();
   private itemCacheBytes = 0;
 
@@ -156,7 +159,7 @@ export class ConversationResolver {
     return this.redirects.get(lockKey);
   }
 
-  /** A Responses request's items parsed for the conversation's previous request (see rememberItems). */
+  /** The conversation's previous body's byte ranges (a Responses request's items, parsed) (see rememberItems). */
   parsedItems(key: string): ParsedItems | undefined {
     return this.itemCache.get(key);
   }
@@ -196,7 +199,7 @@ export class ConversationResolver {
     return keys;
   }
 
-  /** Keeps an authenticated Responses request's parsed items for the conversation's next request; least recently used go first. */
+  /** Keeps an authenticated request's byte ranges (and parsed items) for the conversation's next request; least recently used go first. */
   rememberItems(key: string, parsed: ParsedItems | undefined): void {
     const previous = this.itemCache.get(key);
     if (previous) {

@@ -1,4 +1,5 @@
 import { CanonicalMessage, checkpointMessage, CONTINUATION_TURN, goalBlockMessage, parseAnthropicMessages, SessionMessage } from '@compactor/compaction';
+import fc from 'fast-check';
 import { forwardBody } from './forward-body';
 import { ProxyRequest } from './proxy-request';
 import { storedForm } from './stored-form';
@@ -122,5 +123,55 @@ describe('forwardBody with Claude Code 2.1 requests', () => {
     expect(out.messages[2]).toEqual(conversation[2]);
     expect(out.messages[4]).toEqual(conversation[4]);
     expect(out.system[0]).toEqual({ type: 'text', text: 'You are Claude Code.' });
+  });
+});
+
+describe('forwardBody: a conversation forwarded turn after turn', () => {
+  // The client's messages of a growing Anthropic conversation; a marker on some, as Claude Code puts them on the last ones.
+  const clientMessage = (k: number, marked: boolean, edit: number): Record<string, unknown> => {
+    const text = `message ${k}${edit > 0 ? ` edited ${edit}` : ''} ${'x'.repeat(k % 7)}`;
+    const block = { type: 'text', text, ...(marked ? { cache_control: { type: 'ephemeral' } } : {}) };
+    if (k % 4 === 1) return { role: 'assistant', content: [{ type: 'text', text }, { type: 'tool_use', id: `toolu_${k}_${edit}`, name: 'read', input: { k } }] };
+    if (k % 4 === 2) return { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${k - 1}_${edit}`, content: text }, block] };
+    if (k % 4 === 3) return { role: 'assistant', content: text };
+    return { role: 'user', content: [block] };
+  };
+  const bodyOf = (messages: unknown[]) => Buffer.from(JSON.stringify({ model: 'claude-opus-4-5', max_tokens: 100, system: 'Be brief.', messages }));
+
+  it('copies the unchanged messages of the previous body and gives byte for byte what a body written from scratch gives', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ add: fc.integer({ min: 1, max: 4 }), edit: fc.nat(12), cut: fc.nat(3), marked: fc.boolean() }), { minLength: 1, maxLength: 12 }),
+        (turns) => {
+          // The stored context: message objects shared from one turn to the next, as the context source shares them.
+          let context: SessionMessage[] = [];
+          const edits: number[] = [];
+          let n = 0;
+          for (const turn of turns) {
+            for (let j = 0; j < turn.add; j++) {
+              edits.push(0);
+              context.push({ seq: n + 1, message: storedForm(parse([clientMessage(n, false, 0)])[0]), tokens: 10 });
+              n += 1;
+            }
+            // An earlier message edited (a new object at its place), or the oldest ones left out (a compaction, a fallback).
+            if (turn.edit < n && turn.edit % 3 === 0) {
+              edits[turn.edit] += 1;
+              context[turn.edit] = { ...context[turn.edit], message: storedForm(parse([clientMessage(turn.edit, false, edits[turn.edit])])[0]) };
+            }
+            const from = Math.min(turn.cut, context.length - 1);
+            const kept = context.slice(from);
+            const client = kept.map((m) => clientMessage(m.seq - 1, turn.marked && m.seq === n, edits[m.seq - 1]));
+            const request = ProxyRequest.parse('anthropic', bodyOf(client));
+            const input = { request, compacted: false, leadingSystemSeqs: new Set<number>(), seqOf: kept.map((m) => m.seq) };
+            const incremental = forwardBody({ ...input, context: kept });
+            // The same state written from scratch: fresh message objects, nothing of earlier bodies to copy.
+            const fresh = kept.map((m) => ({ ...m, message: structuredClone(m.message) }));
+            expect(incremental.toString()).toBe(forwardBody({ ...input, context: fresh }).toString());
+            if (turn.cut > 0) context = kept;
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

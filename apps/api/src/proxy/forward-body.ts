@@ -61,12 +61,25 @@ function withCacheControl(block: Block, marker: unknown): Block {
 /** Context messages without their stale markers, per original message object. */
 const unmarked = new WeakMap<CanonicalMessage, CanonicalMessage>();
 
+/** Whether a message carries a cache marker on a block or inside a tool result, per message object (messages are never changed). */
+const markedMessages = new WeakMap<CanonicalMessage, boolean>();
+
+function hasStaleMarker(message: CanonicalMessage): boolean {
+  let stale = markedMessages.get(message);
+  if (stale === undefined) {
+    stale = message.blocks.some((b) => cacheControlOf(b) !== undefined || (b.type === 'tool_result' && Array.isArray(b.content) && b.content.some((c) => cacheControlOf(c as Block) !== undefined)));
+    markedMessages.set(message, stale);
+  }
+  return stale;
+}
+
 export function withRequestCacheMarkers(context: SessionMessage[], request: ProxyRequest, seqOf: ReadonlyArray<number | undefined>): SessionMessage[] {
   const wanted = new Map<number, Map<number, unknown>>();
-  for (let k = 0; k < request.conversationLength; k++) {
-    const seq = seqOf[k];
-    // Only the few messages carrying a marker are looked at (the text test is cheap, parsing is not).
-    if (seq === undefined || !request.hasCacheMarker(request.leading + k)) continue;
+  // Only the few messages carrying a marker are looked at (found by one text search of the body, parsing is not cheap).
+  for (const i of request.cacheMarkedMessages()) {
+    const k = i - request.leading;
+    const seq = k >= 0 && k < request.conversationLength ? seqOf[k] : undefined;
+    if (seq === undefined) continue;
     const message = request.turn(k);
     keyedBlockIndexes(message).forEach((blockIndex, position) => {
       const marker = cacheControlOf(message.blocks[blockIndex]);
@@ -78,7 +91,7 @@ export function withRequestCacheMarkers(context: SessionMessage[], request: Prox
   }
   return context.map((m) => {
     const markers = m.message.role === 'system' && !m.message.inConversation ? undefined : wanted.get(m.seq);
-    const stale = m.message.blocks.some((b) => cacheControlOf(b) !== undefined || (b.type === 'tool_result' && Array.isArray(b.content) && b.content.some((c) => cacheControlOf(c as Block) !== undefined)));
+    const stale = hasStaleMarker(m.message);
     if (!stale && !markers) return m;
     if (!markers) {
       // The same copy on every request, so its serialization is reused too.
@@ -137,6 +150,51 @@ function jsonOf(provider: 'anthropic' | 'openai' | 'responses', message: Canonic
 }
 
 /**
+ * The JSON of the messages a conversation forwarded last, comma-separated, per provider and first message object: a
+ * conversation's next body holds the same message objects at its start (the context source shares them while they stay
+ * in the context), so it copies their bytes at once and writes only the messages after the first one that differs.
+ */
+interface Joined {
+  messages: readonly CanonicalMessage[];
+  /** The byte length of `bytes` through message i. */
+  ends: number[];
+  /** A view of the body they were forwarded in. */
+  bytes: Buffer;
+}
+
+const joinedOf: Record<'anthropic' | 'openai' | 'responses', WeakMap<CanonicalMessage, Joined>> = { anthropic: new WeakMap(), openai: new WeakMap(), responses: new WeakMap() };
+
+/**
+ * `messages.map((m) => jsonOf(provider, m))` joined by commas (empty ones left out), as the parts to copy, and a
+ * function that keeps them for the conversation's next body once they are copied into `body` at `at`.
+ */
+function joinedJson(provider: 'anthropic' | 'openai' | 'responses', messages: readonly CanonicalMessage[]): { parts: Buffer[]; length: number; keep: (body: Buffer, at: number) => void } {
+  if (messages.length === 0) return { parts: [], length: 0, keep: () => undefined };
+  const previous = joinedOf[provider].get(messages[0]);
+  let same = 0;
+  if (previous) {
+    const n = Math.min(previous.messages.length, messages.length);
+    while (same < n && previous.messages[same] === messages[same]) same++;
+  }
+  const ends = same > 0 ? previous!.ends.slice(0, same) : [];
+  let length = same > 0 ? ends[same - 1] : 0;
+  const parts: Buffer[] = length > 0 ? [previous!.bytes.subarray(0, length)] : [];
+  for (let i = same; i < messages.length; i++) {
+    const json = jsonOf(provider, messages[i]);
+    if (json.length > 0) {
+      if (length > 0) {
+        parts.push(COMMA);
+        length += 1;
+      }
+      parts.push(json);
+      length += json.length;
+    }
+    ends.push(length);
+  }
+  return { parts, length, keep: (body, at) => joinedOf[provider].set(messages[0], { messages, ends, bytes: body.subarray(at, at + length) }) };
+}
+
+/**
  * Whether writing each turn on its own gives what `toAnthropic` gives for the whole list: it merges
  * adjacent same-role turns unless both came from Anthropic, puts a placeholder before a first
  * assistant turn from elsewhere, and leaves out the results of OpenAI calls it cannot write.
@@ -182,23 +240,24 @@ export function forwardBody(input: ForwardInput): Buffer {
   // A Responses request's conversation is its `input` (items); the others' is `messages`.
   const slot = request.shape === 'responses' ? 'input' : 'messages';
   const fields: Json = { [slot]: MESSAGES_SLOT };
-  let messages: Buffer[];
+  // The conversation's pieces in order; the context messages' JSON as one joined piece where it can be (see joinedJson).
+  let messages: Array<Buffer | ReturnType<typeof joinedJson>>;
 
   if (request.shape === 'responses') {
     // The request's own leading developer/system items first (its `instructions` stay where they are), then the goal block
     // and checkpoints as developer messages, then the compacted conversation, each message as its items.
     const rest = kept.filter((m) => !isSystemPrompt(m)).map((m) => m.message);
-    messages = [Buffer.from(request.rawJson(0, request.leading)), ...[...systems, ...rest].map((m) => jsonOf('responses', m))];
+    messages = [Buffer.from(request.rawJson(0, request.leading)), joinedJson('responses', [...systems, ...rest])];
   } else if (request.provider === 'openai') {
     const rest = kept.filter((m) => !isSystemPrompt(m)).map((m) => m.message);
-    messages = [Buffer.from(request.rawJson(0, request.leading)), ...[...systems, ...rest].map((m) => jsonOf('openai', m)), prefill];
+    messages = [Buffer.from(request.rawJson(0, request.leading)), joinedJson('openai', [...systems, ...rest]), prefill];
   } else {
     const marked = withRequestCacheMarkers(kept, request, input.seqOf);
     const rest = marked.filter((m) => !isSystemPrompt(m)).map((m) => m.message);
     const turns = input.compacted ? anthropicTurns(rest) : rest;
     // In-conversation system messages that lost their place (their user turn summarized) are moved into `system` by toAnthropic.
     let moved: unknown[] = [];
-    if (anthropicTurnByTurn(turns)) messages = turns.map((m) => jsonOf('anthropic', m));
+    if (anthropicTurnByTurn(turns)) messages = [joinedJson('anthropic', turns)];
     else {
       const written = toAnthropic(turns);
       messages = written.messages.map((m) => Buffer.from(JSON.stringify(m)));
@@ -225,13 +284,25 @@ export function forwardBody(input: ForwardInput): Buffer {
     after = Buffer.from(tail);
   }
   const chunks: Buffer[] = [before, OPEN];
+  let length = before.length + OPEN.length;
+  const joined: Array<{ at: number; keep: (body: Buffer, at: number) => void }> = [];
   for (const m of messages) {
     if (m.length === 0) continue;
-    if (chunks.length > 2) chunks.push(COMMA);
-    chunks.push(m);
+    if (chunks.length > 2) {
+      chunks.push(COMMA);
+      length += COMMA.length;
+    }
+    if (Buffer.isBuffer(m)) chunks.push(m);
+    else {
+      joined.push({ at: length, keep: m.keep });
+      for (const part of m.parts) chunks.push(part);
+    }
+    length += m.length;
   }
   chunks.push(CLOSE, after);
-  return Buffer.concat(chunks);
+  const body = Buffer.concat(chunks, length + CLOSE.length + after.length);
+  for (const j of joined) j.keep(body, j.at);
+  return body;
 }
 
 /** The body with some fields replaced, in the body's own key order (new fields go before the conversation's `slot`). */

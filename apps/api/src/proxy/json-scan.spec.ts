@@ -41,6 +41,45 @@ describe('scanMessages', () => {
   });
 });
 
+describe('scanMessages resumed from the previous body', () => {
+  it('lays out any body as a scan from its start does, whatever the previous body was (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.jsonValue(), { maxLength: 8 }),
+        fc.array(fc.jsonValue(), { maxLength: 4 }),
+        fc.nat(8),
+        fc.boolean(),
+        fc.nat(40),
+        fc.constantFrom('same', 'longer', 'cut'),
+        (history, added, edited, pretty, cutAt, system) => {
+          const write = (messages: unknown[], head: string) => Buffer.from(JSON.stringify({ model: 'm', system: head, messages, stream: false }, null, pretty ? 1 : undefined));
+          const before = write(history, 'sys');
+          const previous = scanMessages(before);
+          if (!previous) return;
+          const place = { bytes: before, start: previous.start, ranges: previous.items };
+          const next = [...history, ...added];
+          if (edited < next.length) next[edited] = { edited: next[edited] };
+          let after = write(next, system === 'longer' ? 'sys, longer' : 'sys');
+          if (system === 'cut') after = after.subarray(0, Math.max(0, after.length - cutAt));
+          expect(scanMessages(after, 'messages', place)).toEqual(scanMessages(after));
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('reads only what follows the elements the previous body shares', () => {
+    const history = Array.from({ length: 50 }, (_, k) => ({ role: k % 2 ? 'assistant' : 'user', content: `message ${k}` }));
+    const before = Buffer.from(JSON.stringify({ model: 'm', messages: history }));
+    const previous = scanMessages(before)!;
+    const after = Buffer.from(JSON.stringify({ model: 'm', messages: [...history, { role: 'user', content: 'next' }] }));
+    const resumed = scanMessages(after, 'messages', { bytes: before, start: previous.start, ranges: previous.items })!;
+    expect(resumed).toEqual(scanMessages(after));
+    // The elements before the last shared one are the previous layout's.
+    expect(resumed.items.slice(0, 49)).toEqual(previous.items.slice(0, 49));
+  });
+});
+
 describe('commonPrefixLength', () => {
   it('counts the equal bytes at the start, across 64 KiB steps', () => {
     const a = Buffer.alloc(200_000, 7);

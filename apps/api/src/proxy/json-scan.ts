@@ -43,7 +43,7 @@ export function stringEnd(body: Buffer, from: number): number {
  * `messages` array (or is malformed: then JSON.parse says why). A key spelled with escapes
  * (`"m\u0065ssages"`) is not recognised: undefined, and the caller parses the whole body.
  */
-export function scanMessages(body: Buffer, key = 'messages'): MessagesLayout | undefined {
+export function scanMessages(body: Buffer, key = 'messages', previous?: ArrayPlace): MessagesLayout | undefined {
   // `key`: the top-level array to lay out (`messages`, or a Responses request's `input`).
   let KEY = KEYS.get(key);
   if (!KEY) KEYS.set(key, (KEY = Buffer.from(JSON.stringify(key))));
@@ -58,6 +58,15 @@ export function scanMessages(body: Buffer, key = 'messages'): MessagesLayout | u
   let itemStart = -1;
   let lastByte = -1;
   let pendingKey = false;
+  const resume = previous ? resumePoint(previous, body) : -1;
+  if (resume >= 0) {
+    // The bytes before element `resume` are the previous body's: so is the scan's state there (the array open at depth 2,
+    // between two elements, the elements before it laid out as they were). The rest is scanned as usual.
+    layout = { start: previous!.start, end: -1, items: previous!.ranges.slice(0, resume).map(([s, e]) => [s, e] as [number, number]) };
+    depth = 2;
+    arrayDepth = 2;
+    i = previous!.ranges[resume][0];
+  }
   for (; i < n; i++) {
     const b = body[i];
     if (b === QUOTE) {
@@ -110,6 +119,20 @@ export function scanMessages(body: Buffer, key = 'messages'): MessagesLayout | u
   }
   if (depth !== 0 || !layout || layout.end < 0) return undefined;
   return layout;
+}
+
+/**
+ * The last element of `previous`'s array whose bytes, and every byte before it, are the same in `body` (-1: none): an
+ * agent re-sends its whole history with every request, so a scan resumes there and reads only what was appended.
+ */
+function resumePoint(previous: ArrayPlace, body: Buffer): number {
+  const ranges = previous.ranges;
+  if (ranges.length === 0) return -1;
+  const shared = commonPrefixLength(previous.bytes, body);
+  let k = ranges.length - 1;
+  while (k >= 0 && ranges[k][0] > shared) k--;
+  // The element must start after the array's `[` (whose offset is then the same in both bodies).
+  return k >= 0 && ranges[k][0] > previous.start ? k : -1;
 }
 
 /** How many bytes at the start of `a` and `b` are equal (memcmp in 64 KiB steps, then byte by byte). */

@@ -12,8 +12,8 @@ describe('ProxyRequest, Responses items', () => {
     const parsed = first.parsedItems!;
     expect(parsed.items).toHaveLength(4);
     const next = ProxyRequest.parse('responses', body([developer, user('list the files'), call('c1'), output('c1', 'a.txt'), user('and now?')]), parsed);
-    const items = next.parsedItems!.items;
-    expect(items.slice(0, 4).every((item, k) => item === parsed.items[k])).toBe(true);
+    const items = next.parsedItems!.items!;
+    expect(items.slice(0, 4).every((item, k) => item === parsed.items![k])).toBe(true);
     expect(items[4]).toEqual(user('and now?'));
     // The same messages either way.
     const fresh = ProxyRequest.parse('responses', body([developer, user('list the files'), call('c1'), output('c1', 'a.txt'), user('and now?')]));
@@ -24,15 +24,15 @@ describe('ProxyRequest, Responses items', () => {
     const items = [developer, user('list the files'), call('c1'), output('c1', 'a.txt')];
     const first = ProxyRequest.parse('responses', Buffer.from(JSON.stringify({ model: 'gpt-5.5', input: items })));
     const next = ProxyRequest.parse('responses', Buffer.from(JSON.stringify({ model: 'gpt-5.5', stream: true, input: [...items, user('next')] })), first.parsedItems);
-    expect(next.parsedItems!.items.slice(0, 4).every((item, k) => item === first.parsedItems!.items[k])).toBe(true);
-    expect(next.parsedItems!.items[4]).toEqual(user('next'));
+    expect(next.parsedItems!.items!.slice(0, 4).every((item, k) => item === first.parsedItems!.items![k])).toBe(true);
+    expect(next.parsedItems!.items![4]).toEqual(user('next'));
   });
 
   it('parses again an item whose bytes changed, even at the same offsets', () => {
     const first = ProxyRequest.parse('responses', body([user('aaaa'), call('c1'), output('c1', 'one')]));
     // Same lengths, so the same ranges: only the bytes tell the items apart.
     const next = ProxyRequest.parse('responses', body([user('bbbb'), call('c1'), output('c1', 'two')]), first.parsedItems);
-    expect(next.parsedItems!.items).toEqual([user('bbbb'), call('c1'), output('c1', 'two')]);
+    expect(next.parsedItems!.items!).toEqual([user('bbbb'), call('c1'), output('c1', 'two')]);
     expect(next.turn(0).blocks).toEqual([expect.objectContaining({ type: 'text', text: 'bbbb' })]);
   });
 

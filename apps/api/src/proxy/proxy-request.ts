@@ -14,6 +14,8 @@ import { ArrayPlace, MessagesLayout, scanMessages, unchangedElements } from './j
 import { policySchema } from '../sessions/session-config';
 import { ProxyError, ProxyProvider } from './provider-errors';
 
+const CACHE_MARKER = Buffer.from('"cache_control"');
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
@@ -22,7 +24,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * not parsed again. Reuse is decided by the bytes alone, so whichever request's items are offered, the result is the same.
  */
 export interface ParsedItems extends ArrayPlace {
-  items: readonly unknown[];
+  /** Responses only: the items parsed. The other shapes keep their messages' byte ranges only, where the next scan resumes (scanMessages). */
+  items?: readonly unknown[];
 }
 
 /** The shape of a proxied request's conversation: Anthropic Messages, OpenAI Chat Completions, or OpenAI Responses `input` items. */
@@ -93,9 +96,10 @@ export class ProxyRequest {
         // Each item parsed from its bytes (what grouping needs), unless an earlier request of the conversation had the same
         // bytes at the same place; a message's byte range spans its items, so the key cache recognises unchanged messages
         // as it does for the other shapes.
-        const unchanged = previous && bytes ? unchangedElements(previous, { bytes, start: layout.start, ranges: layout.items }) : () => false;
+        const reused = previous?.items;
+        const unchanged = previous && reused && bytes ? unchangedElements(previous, { bytes, start: layout.start, ranges: layout.items }) : () => false;
         items = layout.items.map(([start, end], k) => {
-          if (unchanged(k)) return previous!.items[k];
+          if (unchanged(k)) return reused![k];
           try {
             return JSON.parse(bytes!.toString('utf8', start, end)) as unknown;
           } catch {
@@ -146,7 +150,9 @@ export class ProxyRequest {
     const bytes = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
     // A Responses request's conversation is its `input` items (grouped into messages by the constructor).
     const slot = shape === 'responses' ? 'input' : 'messages';
-    const layout = scanMessages(bytes, slot);
+    // The scan resumes after the elements the conversation's previous body shares (offered by key and session header: the
+    // layout found is the same whichever body is offered).
+    const layout = scanMessages(bytes, slot, previous);
     const notJson = () => new ProxyError(400, 'invalid_json', 'Compactor proxy: the request body is not valid JSON');
     if (layout) {
       let rest: unknown;
@@ -184,9 +190,11 @@ export class ProxyRequest {
     return value;
   }
 
-  /** Responses, read from bytes: the items as parsed, for the conversation's next request (see ParsedItems). */
+  /** Read from bytes: the conversation's byte ranges (a Responses request's items, with the items as parsed), for the conversation's next request (see ParsedItems). */
   get parsedItems(): ParsedItems | undefined {
-    return this.items && this.itemRanges && this.bytes && this.layout ? { bytes: this.bytes, start: this.layout.start, ranges: this.itemRanges, items: this.items } : undefined;
+    if (!this.bytes || !this.layout) return undefined;
+    if (this.shape !== 'responses') return { bytes: this.bytes, start: this.layout.start, ranges: this.layout.items };
+    return this.items && this.itemRanges ? { bytes: this.bytes, start: this.layout.start, ranges: this.itemRanges, items: this.items } : undefined;
   }
 
   /**
@@ -210,6 +218,29 @@ export class ProxyRequest {
     if (!this.layout) return JSON.stringify(this.raw(i) ?? null).includes('"cache_control"');
     const [start, end] = this.layout.items[i];
     return this.bytes!.subarray(start, end).includes('"cache_control"');
+  }
+
+  /**
+   * The indexes of the raw messages that carry a `cache_control` marker (see hasCacheMarker), in order: read by layout,
+   * one search of the body's conversation bytes, however long the conversation.
+   */
+  cacheMarkedMessages(): number[] {
+    if (!this.layout || !this.bytes) return Array.from({ length: this.messageCount }, (_, i) => i).filter((i) => this.hasCacheMarker(i));
+    const items = this.layout.items;
+    const out: number[] = [];
+    let at = this.bytes.indexOf(CACHE_MARKER, this.layout.start);
+    let k = 0;
+    while (at >= 0 && at < this.layout.end) {
+      // Items are in byte order: the first one ending after the marker's start holds it, if it starts before it.
+      while (k < items.length && items[k][1] < at + CACHE_MARKER.length) k++;
+      if (k >= items.length) break;
+      if (items[k][0] <= at) {
+        out.push(k);
+        at = this.bytes.indexOf(CACHE_MARKER, items[k][1]);
+        k++;
+      } else at = this.bytes.indexOf(CACHE_MARKER, at + 1);
+    }
+    return out;
   }
 
   /** Whether there is a trailing assistant message (a prefill). */

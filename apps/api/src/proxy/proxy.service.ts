@@ -69,12 +69,13 @@ export class ProxyService {
       const authenticated = this.admitted(req, res);
       authenticated.catch(() => undefined);
       const keyHash = this.auth.keyHash(req.headers);
-      // A Responses request's items parsed for the conversation's previous request (found by key and session header) are
-      // reused where the bytes are the same; which entry is offered never changes the result, only what is parsed again.
-      const itemsKey = shape === 'responses' ? `${keyHash ?? ''}\u0000${String(req.headers['x-compactor-session'] ?? '')}` : undefined;
+      // The conversation's previous body (found by shape, key and session header): its layout is where this body's scan
+      // resumes, and a Responses request's items parsed then are reused where the bytes are the same; which entry is
+      // offered never changes the result, only what is scanned and parsed again.
+      const itemsKey = `${shape}\u0000${keyHash ?? ''}\u0000${String(req.headers['x-compactor-session'] ?? '')}`;
       let request: ProxyRequest;
       try {
-        request = ProxyRequest.parse(shape, req.body, itemsKey === undefined ? undefined : this.resolver.parsedItems(itemsKey));
+        request = ProxyRequest.parse(shape, req.body, this.resolver.parsedItems(itemsKey));
       } catch (error) {
         await authenticated; // a bad key answers 401 whatever the body
         throw error;
@@ -93,7 +94,7 @@ export class ProxyService {
       const prefetch = keyHash && prefetchId ? this.sessions.findForKey(keyHash, prefetchId) : undefined;
       prefetch?.catch(() => undefined);
       const auth = await authenticated;
-      if (itemsKey !== undefined) this.resolver.rememberItems(itemsKey, request.parsedItems);
+      this.resolver.rememberItems(itemsKey, request.parsedItems);
       if (invalid !== undefined) throw invalid;
       const upstream = await this.settings.forTenant(auth.tenantId);
       timing.mark('auth');

@@ -1,7 +1,8 @@
 // ContextService with the context loader, the repositories and the counter mocked (newTestService): what a read loads
 // (everything once, then only what was appended), what it serves from its cache, and its budget answers (the fallback
 // under the budget, 422 with an event when even the protected part does not fit).
-import { BudgetTooSmall, DomainError, SessionMessage } from '@compactor/compaction';
+import { BudgetTooSmall, CanonicalMessage, DomainError, SessionMessage } from '@compactor/compaction';
+import fc from 'fast-check';
 import { EventPublisher } from '@compactor/jobs';
 import { CompactionRepository, ContextLoader, SessionRecord } from '@compactor/persistence';
 import { sessionRecord } from '@compactor/persistence/testing';
@@ -10,7 +11,7 @@ import { API_CONFIG } from '../config/api-config';
 import { statusOf } from '../errors/domain-exception.filter';
 import { ApiErrorCode } from '../errors/http-errors';
 import { MessageTokenCounter } from '../tokens/message-token-counter';
-import { BodyParts } from './context-cache';
+import { BodyParts, contextFingerprint } from './context-cache';
 import { ContextService } from './context.service';
 import { SessionsService } from './sessions.service';
 
@@ -166,5 +167,72 @@ describe('ContextService.proxyContext and preview', () => {
     expect(loader.messagesBetween).toHaveBeenCalledWith('session-1', 0, 4);
     expect(loader.head).not.toHaveBeenCalled();
     expect(preview).toMatchObject({ contextVersion: null, seqs: [2, 3, 4] });
+  });
+});
+
+describe('ContextService.proxyContext, turn after turn of a proxied conversation', () => {
+  /** A turn's new messages: an answer that may call tools (an id may come back), then the client's results and text. */
+  const turnMessages = (firstSeq: number, calls: number[], answered: boolean[]): SessionMessage[] => {
+    const call: CanonicalMessage = {
+      role: 'assistant',
+      blocks: [{ type: 'text', text: `answer ${firstSeq}` }, ...calls.map((id) => ({ type: 'tool_use' as const, id: `call_${id}`, name: 'read', input: { id } }))],
+    };
+    const results: CanonicalMessage = {
+      role: 'user',
+      blocks: [
+        ...calls.flatMap((id, k) => (answered[k] ?? true ? [{ type: 'tool_result' as const, toolUseId: `call_${id}`, content: `result ${id}`, isError: false }] : [])),
+        { type: 'text', text: `next ${firstSeq}` },
+      ],
+    };
+    return [call, results].map((m, k) => ({ seq: firstSeq + k, message: m, tokens: 10 }));
+  };
+
+  it('gives what a process without a cache gives for the same history, after accepted and refused turns and id reuse', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({ calls: fc.array(fc.nat(6), { maxLength: 2 }), answered: fc.array(fc.boolean(), { maxLength: 2 }), accepted: fc.boolean(), recorded: fc.boolean() }),
+          { minLength: 1, maxLength: 10 },
+        ),
+        async (turns) => {
+          const cached = setup();
+          const uncached = setup(0);
+          let stored: SessionMessage[] = [message(1, 10, 'user')];
+          for (const turn of turns) {
+            let pending = turnMessages(stored.length + 1, turn.calls, turn.answered);
+            // The usual turn: the proxy recorded the answer after the last response, the request adds the client's results.
+            if (turn.recorded && stored[stored.length - 1].message.role === 'user') {
+              stored = [...stored, pending[0]];
+              pending = pending.slice(1);
+            }
+            const session = sessionRecord({ lastSeq: stored.length, headVersionId: null });
+            storing(cached.loader, stored);
+            storing(uncached.loader, stored);
+            const got = await cached.sut.proxyContext(session, 'anthropic', { maxTokens: 1_000 }, pending);
+            const want = await uncached.sut.proxyContext(session, 'anthropic', { maxTokens: 1_000 }, pending);
+            expect(got.messages).toEqual(want.messages);
+            expect(got.tokens).toBe(want.tokens);
+            // An accepted turn's messages are stored (read back as other objects); a refused one's never are.
+            if (turn.accepted) stored = [...stored, ...pending.map((m) => ({ ...m, message: structuredClone(m.message) }))];
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("keeps the pass over a turn's stored messages for the next turn, never one that reaches into its pending messages", async () => {
+    const { sut, loader } = setup();
+    const stored = [message(1, 10, 'user'), ...turnMessages(2, [1], [true])];
+    storing(loader, stored);
+    const cache = (sut as unknown as { cache: { get(id: string, fingerprint: string): { valid?: { prefix: { end: number } } } | undefined } }).cache;
+    const kept = (lastSeq: number) => cache.get('session-1', contextFingerprint(sessionRecord({ lastSeq, headVersionId: null })))?.valid?.prefix.end;
+    // The request adds the client's tool results: the final part ends before the last stored assistant message (index 1).
+    await sut.proxyContext(sessionRecord({ lastSeq: 2, headVersionId: null }), 'anthropic', {}, stored.slice(2));
+    expect(kept(2)).toBe(1);
+    // The request adds an answer and results: its final part ends before the pending answer (index 3), which may never be
+    // stored; the earlier part stays.
+    await sut.proxyContext(sessionRecord({ lastSeq: 3, headVersionId: null }), 'anthropic', {}, turnMessages(4, [3], [true]));
+    expect(kept(3)).toBe(1);
   });
 });

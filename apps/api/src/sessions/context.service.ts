@@ -159,10 +159,11 @@ export class ContextService {
       pending.length === 0
         ? source
         : { ...source, messages: [...source.messages, ...pending], throughSeq: pending[pending.length - 1].seq, ingested: new Map(source.ingested ?? []), bodies: new Map() };
-    const { fitted, head, continuationTokens } = await this.fit(session, view, format, limits);
+    const { fitted, head, continuationTokens, assembled } = await this.fit(session, view, format, limits);
     if (view !== source && view.ingested) {
       for (const [seq, m] of view.ingested) if (seq <= source.throughSeq && !source.ingested?.has(seq)) (source.ingested ??= new Map()).set(seq, m);
     }
+    if (view !== source) this.keepValidPrefix(source, view, assembled, pending.length);
     return {
       messages: fitted.messages,
       compacted: head !== null,
@@ -172,6 +173,21 @@ export class ContextService {
       budget: fitted.budget,
       fallback: fitted.applied ? fitted.line : null,
     };
+  }
+
+  /**
+   * The final part of the provider-valid pass over a view with the proxy's pending messages, kept on the cached source
+   * when it holds stored messages only (it ends before the pending ones, which are the view's last): the next request,
+   * whose history holds those messages stored, validates only what comes after it instead of the whole history.
+   */
+  private keepValidPrefix(source: ContextSource, view: ContextSource, assembled: readonly SessionMessage[], pendingCount: number): void {
+    const valid = view.valid;
+    if (!valid || valid === source.valid) return;
+    // The pending messages are the assembled context's last ones (seqs after the source's); anything else keeps nothing.
+    let firstPending = assembled.length;
+    while (firstPending > 0 && assembled[firstPending - 1].seq > source.throughSeq) firstPending -= 1;
+    if (assembled.length - firstPending !== pendingCount || valid.prefix.end >= firstPending) return;
+    source.valid = valid;
   }
 
   /** The head's prefix applied, made valid for the provider and fitted to the budget (Guarantees 2 and 4). */

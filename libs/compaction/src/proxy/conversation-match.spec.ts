@@ -1,7 +1,8 @@
 import { CanonicalMessage } from '../messages/canonical';
 import { parseAnthropicMessages } from '../messages/anthropic';
 import { parseOpenAIMessages } from '../messages/openai';
-import { derivedSessionId, matchConversation, messageKeys, StoredKeys } from './conversation-match';
+import fc from 'fast-check';
+import { derivedSessionId, matchBlockByBlock, matchConversation, messageKeys, StoredKeys } from './conversation-match';
 
 const anthropic = (messages: unknown[]): CanonicalMessage[] => {
   const parsed = parseAnthropicMessages(messages, 'messages');
@@ -118,5 +119,23 @@ describe('derivedSessionId', () => {
     expect(a).toMatch(/^proxy-[0-9a-f]{32}$/);
     expect(derivedSessionId('anthropic', system, anthropic([{ role: 'user', content: 'Another task' }]))).not.toBe(a);
     expect(derivedSessionId('anthropic', [], anthropic(turn1))).not.toBe(a);
+  });
+});
+
+describe('matchConversation: the shortcut for a request that extends the stored history message by message', () => {
+  // Small alphabets so that equal keys, shared prefixes, empty key lists and splits across messages all happen.
+  const keyList = fc.array(fc.constantFrom('uA', 'uB', 'aA', 'aB', 'acX', 'rX'), { maxLength: 3 });
+  it('gives what the block-by-block walk gives, for any stored history and request', () => {
+    fc.assert(
+      fc.property(fc.array(keyList, { maxLength: 8 }), fc.array(keyList, { maxLength: 4 }), fc.boolean(), fc.nat(3), (history, added, copy, base) => {
+        const storedKeys: StoredKeys[] = history.map((keys, i) => ({ seq: base + 1 + i, keys }));
+        // The proxy's own appends share the request's key arrays; other histories were read back as copies.
+        const request = [...history.map((keys) => (copy ? [...keys] : keys)), ...added];
+        expect(matchConversation(storedKeys, request, base)).toEqual(matchBlockByBlock(storedKeys, request, base));
+        const edited = request.map((keys, i) => (i === Math.floor(request.length / 2) ? [...keys, 'uA'] : keys));
+        expect(matchConversation(storedKeys, edited, base)).toEqual(matchBlockByBlock(storedKeys, edited, base));
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -134,12 +134,42 @@ export type ConversationMatch =
   /** The histories differ at a block both have, or the request lacks more than an answer: a fork. */
   | { kind: 'diverged'; commonBlocks: number; divergedAtSeq: number | undefined };
 
+function sameKeys(a: MessageKeys, b: MessageKeys): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The agent loop's usual request, without the block-by-block walk: request message j has exactly stored message j's
+ * keys (at least one), for every stored message, and the request has more. The keys of the messages a proxy appended are
+ * the request's own key arrays, so each comparison is mostly one identity test. The result is what the block-by-block
+ * walk gives for such a request: every stored block is matched, the last one ends a message, the rest is new, and each
+ * matched request message holds exactly its stored message's keys.
+ */
+function alignedExtension(stored: readonly StoredKeys[], request: readonly MessageKeys[]): ConversationMatch | undefined {
+  if (stored.length === 0 || request.length <= stored.length) return undefined;
+  for (let j = 0; j < stored.length; j++) {
+    const keys = stored[j].keys;
+    if (keys.length === 0 || !sameKeys(keys, request[j])) return undefined;
+  }
+  const seqOf: Array<number | undefined> = new Array(request.length).fill(undefined);
+  for (let j = 0; j < stored.length; j++) seqOf[j] = stored[j].seq;
+  return { kind: 'extends', newFrom: stored.length, matchedThroughSeq: stored[stored.length - 1].seq, seqOf };
+}
+
 /**
  * Compares a request's messages (leading system prompts already left out, keys per message)
  * with the stored history (leading system prompts left out too), block by block.
  * `baseSeq` is the seq the history starts after (the stored leading system prompts).
  */
 export function matchConversation(stored: readonly StoredKeys[], request: readonly MessageKeys[], baseSeq = 0): ConversationMatch {
+  return alignedExtension(stored, request) ?? matchBlockByBlock(stored, request, baseSeq);
+}
+
+/** matchConversation without its shortcut for the usual request (exported for the property test comparing the two). */
+export function matchBlockByBlock(stored: readonly StoredKeys[], request: readonly MessageKeys[], baseSeq = 0): ConversationMatch {
   const s: Array<{ key: string; seq: number }> = [];
   for (const m of stored) for (const key of m.keys) s.push({ key, seq: m.seq });
   const r: Array<{ key: string; message: number }> = [];
