@@ -18,6 +18,9 @@ export interface TokenCountPoolOptions {
   pieceChars?: number;
 }
 
+/** The worker threads' young generation, in MB (see spawnWorker). */
+const WORKER_YOUNG_GENERATION_MB = 8;
+
 interface Job {
   id: number;
   encoding: Encoding;
@@ -161,9 +164,14 @@ export class TokenCountPool {
     await Promise.all(slots.map((slot) => slot.worker.terminate().catch(() => undefined)));
   }
 
-  /** Starts one worker thread; protected so a test can substitute a failing one. */
+  /**
+   * Starts one worker thread; protected so a test can substitute a failing one. Its young generation is
+   * capped at 8 MB (V8's default is 48 MB on 64-bit): a thread's garbage is the short-lived strings of
+   * the 1 MB pieces it counts, and with the default both threads grew the API by ~60 MB while they
+   * counted a 30 MB tool result (docs/reliability.md).
+   */
   protected spawnWorker(): Worker {
-    return new Worker(WORKER_ENTRY);
+    return new Worker(WORKER_ENTRY, { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
   }
 
   /** The total count of a text's pieces, each its own job, so the pieces share out among the threads. */

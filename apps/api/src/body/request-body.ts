@@ -6,6 +6,7 @@ import { ApiKeyAuthenticator, bearerKey } from '../auth/api-key-authenticator';
 import type { RateLimits } from '../limits/rate-limits';
 import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from '../proxy/provider-errors';
 import type { ProxyAuth } from '../proxy/proxy-auth';
+import { collectAfterLargeBody } from './large-body-gc';
 import { MAX_JSON_DEPTH, mayHoldUnstorableText, nestsDeeperThan, unstorableText } from './json-body-limits';
 
 export interface RequestBodyOptions {
@@ -34,12 +35,14 @@ function isJson(req: IncomingMessage): boolean {
 const tooDeep = () => new ValidationFailed([{ field: '(body)', message: `nests arrays and objects deeper than the limit of ${MAX_JSON_DEPTH} levels` }]);
 
 const SUSPECT = Symbol('compactor:body-may-hold-unstorable-text');
-type Marked = IncomingMessage & { [SUSPECT]?: boolean };
+const BYTES = Symbol('compactor:body-bytes');
+type Marked = IncomingMessage & { [SUSPECT]?: boolean; [BYTES]?: number };
 
 /** A body's JSON text is checked before JSON.parse sees it: its depth, and whether its strings need a closer look. */
 function verifyJson(req: IncomingMessage, _res: unknown, buf: Buffer): void {
   if (nestsDeeperThan(buf, MAX_JSON_DEPTH)) throw Object.assign(tooDeep(), { status: 400 });
   (req as Marked)[SUSPECT] = mayHoldUnstorableText(buf);
+  (req as Marked)[BYTES] = buf.length;
 }
 
 function textProblem(value: unknown): ValidationFailed | undefined {
@@ -86,6 +89,7 @@ export function requestBodyMiddleware(options: RequestBodyOptions): RequestHandl
       if (error instanceof ValidationFailed) return next(new ValidationFailed(error.problems));
       if (error) return next(error);
       const problem = (req as Marked)[SUSPECT] ? textProblem(req.body) : undefined;
+      collectAfterLargeBody((req as Marked)[BYTES] ?? 0);
       next(problem);
     });
 
