@@ -86,19 +86,33 @@ const clip = (line: string, max = 120) => {
 const ERROR_LINE = /\b(error|errors|exception|traceback|failed|failure|fatal|panic|denied|not found)\b/i;
 const FILE_EXT = /^[\w.-]+\.(py|ts|tsx|js|jsx|mjs|cjs|json|md|go|rs|java|kt|c|h|cc|cpp|hpp|cs|rb|php|sh|yml|yaml|toml|ini|cfg|txt|html|css|sql|xml|lock)$/;
 
-/** Path-like tokens, in order of first appearance: with a slash (not a URL), or a file name with a known extension. */
+/** The separators between pathsIn's tokens. */
+const PATH_TOKEN_SEPARATOR = /[\s"'`()[\]{}<>,;=]+/g;
+
+/**
+ * Path-like tokens, in order of first appearance: with a slash (not a URL), or a file name with a known extension.
+ * The tokens are taken one by one (not `text.split`): a 30 MB output is not copied into an array of its tokens, and the
+ * scan stops at the `max`th path.
+ */
 function pathsIn(text: string, max: number): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
-  for (const raw of text.split(/[\s"'`()[\]{}<>,;=]+/)) {
-    if (out.length >= max) break;
-    const token = trimTrailing(trimLineColumn(raw), '.:');
-    if (token.length < 3 || token.length > 120 || token.includes('://') || seen.has(token)) continue;
-    const pathLike = /^[\w.~/-]+$/.test(token) && /[\w]\/[\w.]|^\/[\w.]/.test(token) && /[A-Za-z]/.test(token);
-    if (pathLike || FILE_EXT.test(token)) {
-      seen.add(token);
-      out.push(token);
+  const separator = PATH_TOKEN_SEPARATOR; // lastIndex is set before each exec (synchronous)
+  let start = 0;
+  while (out.length < max) {
+    separator.lastIndex = start;
+    const m = separator.exec(text);
+    const end = m ? m.index : text.length;
+    const token = trimTrailing(trimLineColumn(text.slice(start, end)), '.:');
+    if (token.length >= 3 && token.length <= 120 && !token.includes('://') && !seen.has(token)) {
+      const pathLike = /^[\w.~/-]+$/.test(token) && /[\w]\/[\w.]|^\/[\w.]/.test(token) && /[A-Za-z]/.test(token);
+      if (pathLike || FILE_EXT.test(token)) {
+        seen.add(token);
+        out.push(token);
+      }
     }
+    if (!m) break;
+    start = m.index + m[0].length;
   }
   return out;
 }
@@ -109,8 +123,6 @@ function pathsIn(text: string, max: number): string[] {
  */
 export function offloadDigest(content: ToolResultContent): string {
   const text = contentText(content);
-  const lines = text.split('\n');
-  const nonEmpty = lines.map((l, i) => [l, i] as const).filter(([l]) => l.trim().length > 0);
   const out: string[] = [];
   if (typeof content !== 'string') {
     const images = content.filter((p) => p.type === 'image').length;
@@ -118,22 +130,56 @@ export function offloadDigest(content: ToolResultContent): string {
     const parts = [`${content.length} part(s)`, images ? `${images} image(s)` : '', others ? `${others} other block(s)` : ''].filter(Boolean);
     out.push(`parts: ${parts.join(', ')}`);
   }
-  const head = nonEmpty.slice(0, 3);
-  const tail = nonEmpty.slice(Math.max(3, nonEmpty.length - 3));
+  // One pass over the lines, without an array of them (a 30 MB output has hundreds of thousands): the first three
+  // non-empty lines, the last three after those, and the error lines that are neither.
+  const head: (readonly [string, number])[] = [];
+  let last: (readonly [string, number, boolean])[] = [];
+  let nonEmpty = 0;
+  let errorCount = 0;
+  const firstErrors: (readonly [string, number])[] = [];
+  for (let start = 0, i = 0; start <= text.length; i++) {
+    const nl = text.indexOf('\n', start);
+    const end = nl < 0 ? text.length : nl;
+    const l = text.slice(start, end);
+    if (l.trim().length > 0) {
+      if (nonEmpty < 3) head.push([l, i]);
+      else {
+        const error = ERROR_LINE.test(l);
+        if (error) {
+          errorCount++;
+          if (firstErrors.length < 6) firstErrors.push([l, i]);
+        }
+        last = last.length < 3 ? [...last, [l, i, error]] : [last[1], last[2], [l, i, error]];
+      }
+      nonEmpty++;
+    }
+    if (nl < 0) break;
+    start = nl + 1;
+  }
+  // The last three non-empty lines (never one of the first three) are shown, so they are no error lines of their own.
+  const tail = last;
+  const tailLines = new Set(tail.map(([, i]) => i));
+  const errors = firstErrors.filter(([, i]) => !tailLines.has(i));
+  errorCount -= tail.filter(([, , error]) => error).length;
   if (head.length) out.push(`first lines: ${head.map(([l]) => clip(l)).join(' ⏎ ')}`);
   if (tail.length) out.push(`last lines: ${tail.map(([l]) => clip(l)).join(' ⏎ ')}`);
-  const shown = new Set([...head, ...tail].map(([, i]) => i));
-  const errors = nonEmpty.filter(([l, i]) => !shown.has(i) && ERROR_LINE.test(l));
-  if (errors.length) out.push(`error lines (${errors.length}): ${errors.slice(0, 3).map(([l, i]) => `${i + 1}: ${clip(l, 100)}`).join(' ⏎ ')}`);
+  if (errorCount) out.push(`error lines (${errorCount}): ${errors.slice(0, 3).map(([l, i]) => `${i + 1}: ${clip(l, 100)}`).join(' ⏎ ')}`);
   const paths = pathsIn(text, 6);
   if (paths.length) out.push(`paths: ${paths.join(', ')}`);
   return out.join('\n');
 }
 
+/** `text.split('\n').length`, without the array. */
+function lineCount(text: string): number {
+  let n = 1;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) n++;
+  return n;
+}
+
 /** The text that replaces an offloaded output in the context. */
 export function offloadReference(args: { id: string; toolName: string; content: ToolResultContent; tokens: number; isError: boolean }): string {
   const text = artifactContent(args.content);
-  const lines = contentText(args.content).split('\n').length;
+  const lines = lineCount(contentText(args.content));
   const head = `${OFFLOAD_MARKER}: ${args.toolName}${args.isError ? ' (error)' : ''}, ${fmt(lines)} lines, ${fmt(text.length)} chars, ~${fmt(args.tokens)} tokens]`;
   const how = `Stored as artifact ${args.id}. Read it with GET /v1/artifacts/${args.id} or the tool ${READ_ARTIFACT_TOOL_NAME} {"artifactId":"${args.id}"} (offset/limit in characters).`;
   const digest = offloadDigest(args.content);
