@@ -35,7 +35,8 @@ function logLines(chars: number): string {
 }
 
 describe('a compaction job over a 30 MB tool result (issue #15)', () => {
-  it('never counts the result on the thread; each synchronous step stays short', async () => {
+  // Both message forms: Anthropic's tool_result in a user message, OpenAI's `tool` message.
+  it.each(['user', 'tool'] as const)('never counts the result on the thread (%s message); each synchronous step stays short', async (role) => {
     const spec = resolveModel('gpt-4o').spec;
     const real = messageCounter(spec);
     const counted: number[] = [];
@@ -53,7 +54,7 @@ describe('a compaction job over a 30 MB tool result (issue #15)', () => {
     const messages: CanonicalMessage[] = [
       { role: 'user', blocks: [{ type: 'text', text: 'Show me the server log.' }] },
       { role: 'assistant', blocks: [{ type: 'tool_use', id: 'call_log', name: 'bash', input: { command: 'cat server.log' } }] },
-      { role: 'user', blocks: [{ type: 'tool_result', toolUseId: 'call_log', content: big, isError: false }] },
+      { role, blocks: [{ type: 'tool_result', toolUseId: 'call_log', content: big, isError: false }] },
       { role: 'assistant', blocks: [{ type: 'text', text: 'The log shows steady 200s.' }] },
     ];
     // The stored counts (the API counted them at ingest; the big one stands in as a char estimate, the run only needs it stored).
@@ -84,7 +85,7 @@ describe('a compaction job over a 30 MB tool result (issue #15)', () => {
       trigger: 'threshold',
     } as Parameters<typeof runPreset>[1]);
     times.run = Math.round(performance.now() - t0);
-    console.log(`30 MB log result, worker steps (ms): ${JSON.stringify(times)}; longest text counted: ${Math.max(...counted)} chars; steps ${outcome.steps.join(',')}`);
+    console.log(`30 MB log result (${role} message), worker steps (ms): ${JSON.stringify(times)}; longest text counted: ${Math.max(...counted)} chars; steps ${outcome.steps.join(',')}`);
     expect(outcome.status).not.toBe('failed');
     expect(Math.max(...counted)).toBeLessThan(REFUSE_CHARS);
   }, 120_000);

@@ -237,8 +237,9 @@ export function offloadMessage(
   const artifacts: ArtifactOutput[] = [];
   const blocks: Block[] = m.message.blocks.map((b) => {
     if (b.type !== 'tool_result' || isReference(b.content) || !select(b)) return b;
-    // A user message that is only this result was counted at ingest: its stored count is the block's (no second count).
-    const known = m.message.role === 'user' && m.message.blocks.length === 1 ? m.tokens : undefined;
+    // A message that is only this result (Anthropic's user tool_result, OpenAI's `tool` message) was counted at
+    // ingest: its stored count is the block's (no second count of a text that may be 30 MB).
+    const known = (m.message.role === 'user' || m.message.role === 'tool') && m.message.blocks.length === 1 ? m.tokens : undefined;
     const out = offloadResultBlock(b, m.seq, names.get(b.toolUseId), count, known);
     artifacts.push(out.artifact);
     return out.block;
