@@ -7,3 +7,4 @@ export * from './openai';
 export * from './anthropic';
 export * from './ollama';
 export * from './config';
+export * from './health';
