@@ -139,6 +139,13 @@ CompactionDay = TypedDict("CompactionDay", {
     "tokensSaved": float,
 })
 
+CompactionHoldView = TypedDict("CompactionHoldView", {
+    "consecutive": float,  # llm-outage holds in a row (0 for another reason).
+    "reason": Literal["llm-outage", "context-still-over-trigger"],  # Why automatic compactions are held: 'llm-outage' (a compaction failed on an unreachable summarizer past its retry window; the worker lifts the hold once the summarizer answers again), 'context-still-over-trigger' (a compaction could not bring the context under its trigger).
+    "since": Optional[str],  # When the hold was set.
+    "untilTokens": float,  # Automatic compactions wait until the context reaches this many tokens (or, for llm-outage, until the hold is lifted).
+})
+
 CompactionSchedule = TypedDict("CompactionSchedule", {
     "jobId": NotRequired[str],
     "reason": NotRequired[str],
@@ -538,6 +545,7 @@ RestoreResponse = TypedDict("RestoreResponse", {
 
 SessionDetail = TypedDict("SessionDetail", {
     "budget": "BudgetView",  # How the budget is made up (SPEC.md "Budget"): the API, the worker and the proxy use this one.
+    "compactionHold": Optional["CompactionHoldView"],  # Why automatic compactions are held, if they are (null: they are not).
     "compactions": float,
     "contextWindow": float,
     "createdAt": str,
@@ -811,6 +819,7 @@ __all__ = [
     "CheckpointView",
     "CompactionCounts",
     "CompactionDay",
+    "CompactionHoldView",
     "CompactionSchedule",
     "CompactRequest",
     "CompactResponse",

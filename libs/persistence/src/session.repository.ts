@@ -34,6 +34,12 @@ export interface SessionRecord {
   calibration: number;
   /** A compaction could not bring the context under its threshold: the next waits until the context reaches this many tokens. */
   compactionHoldTokens: number | null;
+  /** Why compactions are held: 'llm-outage' (the summarizer was unreachable past the retry window), null otherwise. */
+  compactionHoldReason: string | null;
+  /** When the latest hold was set (null before any). */
+  compactionHoldAt: Date | null;
+  /** llm-outage holds in a row (0 again once a compaction succeeds): the time-based lift waits longer for each. */
+  compactionHoldCount: number;
   createdAt: Date;
   updatedAt: Date;
   lastActivityAt: Date;
@@ -101,6 +107,7 @@ export const SESSION_COLUMNS = `id, tenant_id AS "tenantId", external_id AS "ext
   context_tokens AS "contextTokens", system_tokens AS "systemTokens", utilization, compactions,
   reliability, context_confidence AS "contextConfidence", request_max_tokens AS "requestMaxTokens",
   tool_schema_tokens AS "toolSchemaTokens", calibration, compaction_hold_tokens AS "compactionHoldTokens",
+  compaction_hold_reason AS "compactionHoldReason", compaction_hold_at AS "compactionHoldAt", compaction_hold_count AS "compactionHoldCount",
   created_at AS "createdAt", updated_at AS "updatedAt", last_activity_at AS "lastActivityAt", xmin::text AS "rowVersion"`;
 
 @Injectable()
@@ -162,7 +169,7 @@ export class SessionRepository {
 
   async update(
     id: string,
-    data: Partial<SessionConfig> & { contextTokens?: number; utilization?: number; compactionHoldTokens?: number | null },
+    data: Partial<SessionConfig> & { contextTokens?: number; utilization?: number; compactionHoldTokens?: number | null; compactionHoldReason?: string | null },
   ): Promise<SessionRecord> {
     return toSessionRecord(await this.prisma.session.update({ where: { id }, data }));
   }
@@ -199,7 +206,7 @@ export class SessionRepository {
   async recordRequestLimits(id: string, limits: { maxTokens?: number | null; toolSchemaTokens?: number }): Promise<boolean> {
     const { rowCount } = await this.pg.pool.query(
       `UPDATE sessions SET request_max_tokens = COALESCE($2, request_max_tokens), tool_schema_tokens = COALESCE($3, tool_schema_tokens),
-              compaction_hold_tokens = NULL
+              compaction_hold_tokens = NULL, compaction_hold_reason = NULL
        WHERE id = $1 AND (($2::int IS NOT NULL AND request_max_tokens IS DISTINCT FROM $2) OR ($3::int IS NOT NULL AND tool_schema_tokens <> $3))`,
       [id, limits.maxTokens ?? null, limits.toolSchemaTokens ?? null],
     );
@@ -211,9 +218,45 @@ export class SessionRepository {
     await this.pg.pool.query(`UPDATE sessions SET calibration = $2 WHERE id = $1`, [id, calibration]);
   }
 
-  /** Holds automatic compactions until the context reaches `tokens` (null: no hold). */
-  async holdCompactions(id: string, tokens: number | null): Promise<void> {
-    await this.pg.pool.query(`UPDATE sessions SET compaction_hold_tokens = $2 WHERE id = $1`, [id, tokens]);
+  /**
+   * Holds automatic compactions until the context reaches `tokens` (null: no hold, and the run of llm-outage holds
+   * ends: a compaction succeeded). `reason` 'llm-outage' counts one more hold in a row; another reason restarts it.
+   */
+  async holdCompactions(id: string, tokens: number | null, reason: 'llm-outage' | null = null): Promise<void> {
+    if (tokens === null) {
+      await this.pg.pool.query(`UPDATE sessions SET compaction_hold_tokens = NULL, compaction_hold_reason = NULL, compaction_hold_count = 0 WHERE id = $1`, [id]);
+      return;
+    }
+    await this.pg.pool.query(
+      `UPDATE sessions SET compaction_hold_tokens = $2, compaction_hold_reason = $3, compaction_hold_at = now(),
+              compaction_hold_count = CASE WHEN $3::text = 'llm-outage' THEN compaction_hold_count + 1 ELSE 0 END
+       WHERE id = $1`,
+      [id, tokens, reason],
+    );
+  }
+
+  /** Sessions whose automatic compactions an LLM outage holds, oldest hold first. */
+  async llmOutageHolds(limit: number): Promise<Array<{ id: string; tenantId: string; policy: unknown; holdAt: Date; holdCount: number }>> {
+    const { rows } = await this.pg.pool.query(
+      `SELECT id, tenant_id AS "tenantId", policy, compaction_hold_at AS "holdAt", compaction_hold_count AS "holdCount"
+       FROM sessions WHERE compaction_hold_reason = 'llm-outage' AND compaction_hold_tokens IS NOT NULL
+       ORDER BY compaction_hold_at LIMIT $1`,
+      [limit],
+    );
+    return rows;
+  }
+
+  /**
+   * Lifts the llm-outage hold set at `holdAt` (compare-and-swap: true for one caller only, false when it was lifted
+   * or replaced meanwhile). The count stays, so the next hold in a row waits longer.
+   */
+  async liftLlmOutageHold(id: string, holdAt: Date): Promise<boolean> {
+    const { rowCount } = await this.pg.pool.query(
+      `UPDATE sessions SET compaction_hold_tokens = NULL, compaction_hold_reason = NULL
+       WHERE id = $1 AND compaction_hold_reason = 'llm-outage' AND compaction_hold_at = $2`,
+      [id, holdAt],
+    );
+    return (rowCount ?? 0) > 0;
   }
 
   /** Records that `id` was forked from `parentId` (the proxy's fork on a diverged history). */

@@ -75,7 +75,7 @@ function isToolLessOneShot(stored: StoredConversation): boolean {
 function transientSession(tenantId: string, externalId: string, config: SessionConfig): SessionRecord {
   const now = new Date();
   // The columns' database defaults (prisma/schema.prisma) for the fields a new row gets besides its config.
-  const defaults = { requestMaxTokens: null, toolSchemaTokens: 0, calibration: 1, compactionHoldTokens: null };
+  const defaults = { requestMaxTokens: null, toolSchemaTokens: 0, calibration: 1, compactionHoldTokens: null, compactionHoldReason: null, compactionHoldAt: null, compactionHoldCount: 0 };
   return {
     ...defaults,
     id: randomUUID(),

@@ -165,6 +165,55 @@ describe('compaction jobs that fail for good', () => {
     }
   }, 120_000);
 
+  it('an LLM outage past the retry window: the job ends failed and the session is held (llm-outage); once the summarizer answers its probe, the sweep lifts the hold and exactly one new job succeeds', async () => {
+    const worker = await startWorker({ COMPACTION_LLM_RETRY_WINDOW_MS: '0' });
+    mode = 'answer';
+    const externalId = `llm-hold-${randomBytes(4).toString('hex')}`;
+    await fake.stop();
+    let downAgain = true;
+    try {
+      const jobId = await appendUntilScheduled(externalId);
+      const row = await rowFinished(jobId, worker);
+      expect(row).toMatchObject({ status: 'failed', error: 'llm-network' });
+      const held = await pollUntil(
+        async () => (await stack.query<{ reason: string | null; count: number; at: Date | null; tokens: number | null }>('SELECT compaction_hold_reason AS reason, compaction_hold_count AS count, compaction_hold_at AS at, compaction_hold_tokens AS tokens FROM sessions WHERE id = $1', [row.session_id]))[0],
+        { timeoutMs: 10_000, what: 'the session row' },
+      );
+      expect(held).toMatchObject({ reason: 'llm-outage', count: 1 });
+      expect(held.tokens).not.toBeNull();
+      expect(held.at).toBeInstanceOf(Date);
+      const view = await request(api.url).get(`/v1/sessions/${externalId}`).set(auth()).expect(200);
+      expect(view.body.compactionHold).toMatchObject({ reason: 'llm-outage', since: (held.at as Date).toISOString() });
+      const jobsWhileDown = await stack.query<{ n: string }>('SELECT count(*) AS n FROM compaction_jobs WHERE session_id = $1', [row.session_id]);
+      expect(Number(jobsWhileDown[0].n)).toBe(1);
+
+      await fake.start();
+      downAgain = false;
+      const upAt = Date.now();
+      const resumed = await pollUntil(
+        async () => {
+          const rows = await stack.query<{ id: string; status: string }>("SELECT id, status FROM compaction_jobs WHERE session_id = $1 AND id <> $2 AND status = 'succeeded'", [row.session_id, jobId]);
+          return rows.length > 0 ? rows : undefined;
+        },
+        { timeoutMs: 20_000, what: `a compaction after the summarizer returned (worker: ${worker.output().slice(-1500)})` },
+      );
+      const resumedMs = Date.now() - upAt;
+      expect(resumed).toHaveLength(1);
+      // Exactly one new job: the failed one and the resumed one, and one compaction-resumed event.
+      const jobs = await stack.query<{ status: string }>('SELECT status FROM compaction_jobs WHERE session_id = $1 ORDER BY created_at', [row.session_id]);
+      expect(jobs.map((j) => j.status)).toEqual(['failed', 'succeeded']);
+      const events = await stack.query<{ line: string }>("SELECT line FROM events WHERE session_id = $1 AND type = 'compaction-resumed'", [row.session_id]);
+      expect(events.map((e) => e.line)).toEqual([expect.stringContaining('Automatic compaction resumed: the summarizer answers again')]);
+      const after = (await stack.query<{ reason: string | null; count: number }>('SELECT compaction_hold_reason AS reason, compaction_hold_count AS count FROM sessions WHERE id = $1', [row.session_id]))[0];
+      expect(after).toEqual({ reason: null, count: 0 });
+      expect(fake.requests.some((r) => r.method === 'GET' && r.outcome === 'list')).toBe(true);
+      console.log(`LLM outage past the window: compaction resumed ${resumedMs} ms after the summarizer returned (sweep every 1 s)`);
+    } finally {
+      if (downAgain) await fake.start();
+      await worker.stop();
+    }
+  }, 90_000);
+
   it('a database the worker loses mid-run: every BullMQ attempt fails, BullMQ gives up, and the sweep ends the row failed with its reason', async () => {
     const url = new URL(stack.db.url);
     const relay: TcpRelay = await startTcpRelay({ host: url.hostname, port: Number(url.port || 5432) });

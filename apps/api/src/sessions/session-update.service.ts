@@ -57,6 +57,7 @@ export class SessionUpdateService {
       utilization: usage.utilization,
       // A new budget or policy: a compaction that was waiting for more tokens may succeed now.
       compactionHoldTokens: null,
+      compactionHoldReason: null,
     });
     return { ...toSessionView(updated), warnings };
   }

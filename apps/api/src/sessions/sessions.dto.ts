@@ -134,7 +134,24 @@ export class BudgetView {
   compactionHoldTokens!: number | null;
 }
 
+export class CompactionHoldView {
+  @ApiProperty({ enum: ['llm-outage', 'context-still-over-trigger'], description: "Why automatic compactions are held: 'llm-outage' (a compaction failed on an unreachable summarizer past its retry window; the worker lifts the hold once the summarizer answers again), 'context-still-over-trigger' (a compaction could not bring the context under its trigger)." })
+  reason!: 'llm-outage' | 'context-still-over-trigger';
+
+  @ApiProperty({ nullable: true, type: String, format: 'date-time', description: 'When the hold was set.' })
+  since!: string | null;
+
+  @ApiProperty({ description: 'Automatic compactions wait until the context reaches this many tokens (or, for llm-outage, until the hold is lifted).' })
+  untilTokens!: number;
+
+  @ApiProperty({ description: "llm-outage holds in a row (0 for another reason)." })
+  consecutive!: number;
+}
+
 export class SessionDetail extends SessionView {
+  @ApiProperty({ type: CompactionHoldView, nullable: true, description: 'Why automatic compactions are held, if they are (null: they are not).' })
+  compactionHold!: CompactionHoldView | null;
+
   @ApiProperty({ type: BudgetView, description: 'How the budget is made up (SPEC.md "Budget"): the API, the worker and the proxy use this one.' })
   budget!: BudgetView;
 

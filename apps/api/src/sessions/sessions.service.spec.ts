@@ -40,6 +40,8 @@ describe('SessionsService', () => {
     const detail = await sut.detail(T, 'ext-1');
     expect(sessions.lineage).toHaveBeenCalledWith('session-1');
     expect(detail).toMatchObject({ id: 'ext-1', messageCount: 40, forkedFrom: 'ext-0', forks: ['ext-1b'], budget: { window: 128_000, requestMaxTokens: 8_000, toolSchemaTokens: 1_200, compactionHoldTokens: 90_000 } });
+    // A hold with no recorded reason: a compaction that could not bring the context under its trigger.
+    expect(detail.compactionHold).toEqual({ reason: 'context-still-over-trigger', since: null, untilTokens: 90_000, consecutive: 0 });
     expect(detail.budget.budget).toBeLessThan(128_000 - 1_200);
   });
 

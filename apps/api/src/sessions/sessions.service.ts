@@ -86,6 +86,15 @@ export class SessionsService {
         budget: budget.budget,
         compactionHoldTokens: session.compactionHoldTokens,
       },
+      compactionHold:
+        session.compactionHoldTokens === null
+          ? null
+          : {
+              reason: session.compactionHoldReason === 'llm-outage' ? 'llm-outage' : 'context-still-over-trigger',
+              since: session.compactionHoldAt?.toISOString() ?? null,
+              untilTokens: session.compactionHoldTokens,
+              consecutive: session.compactionHoldReason === 'llm-outage' ? session.compactionHoldCount : 0,
+            },
       ...(await this.sessions.lineage(session.id)),
     };
   }

@@ -1,13 +1,16 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { compactionDue, isPresetImplemented, PolicyInput, sessionBudget, thresholdTokens } from '@compactor/compaction';
 import { JobQueue } from '@compactor/jobs';
+import { probeSummarizer, SummarizerHealth } from '@compactor/llm';
 import { CompactionRepository, SessionRepository } from '@compactor/persistence';
 import type { Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import { WORKER_CONFIG, WorkerConfig } from '../config/worker-config';
 import { WORKER_REDIS } from '../jobs/job-runner';
 import { safeFailedReason } from '../jobs/job-failure';
+import { CompactionProgress } from './compaction-progress';
 import { CompactionService } from './compaction.service';
+import { llmHoldRetryMs } from './llm-outage';
 import { MaintenanceSchedules } from '../maintenance/maintenance-schedules';
 
 /** What one sweep did, for logs and tests. */
@@ -18,10 +21,13 @@ export interface SweepResult {
   failed: number;
   /** Sessions over their threshold with no compaction to answer it (an API killed before enqueueing, a lost job), scheduled. */
   scheduled: number;
+  /** Sessions whose llm-outage hold was lifted (the summarizer probe said up, or the hold's time ran out), compaction re-queued. */
+  resumed: number;
 }
 
 const ROWS_PER_SWEEP = 200;
 const SESSIONS_PER_SWEEP = 500;
+const HOLDS_PER_SWEEP = 200;
 /** Sessions idle longer than this are not swept: their last append's compaction has long been decided. */
 const SESSION_WINDOW_MS = 24 * 3600 * 1000;
 
@@ -45,6 +51,7 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
     private readonly sessions: SessionRepository,
     private readonly compaction: CompactionService,
     private readonly schedules: MaintenanceSchedules,
+    private readonly progress: CompactionProgress,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -77,8 +84,8 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
       const restored = await this.schedules.restoreMissing();
       if (restored.length > 0) this.logger.log(`Maintenance schedules Redis had lost, created again: ${restored.join(', ')}`);
       const result = await this.sweep();
-      if (result.reenqueued + result.failed + result.scheduled > 0) {
-        this.logger.log(`Compaction sweep: ${result.reenqueued} re-enqueued, ${result.failed} marked failed, ${result.scheduled} scheduled`);
+      if (result.reenqueued + result.failed + result.scheduled + result.resumed > 0) {
+        this.logger.log(`Compaction sweep: ${result.reenqueued} re-enqueued, ${result.failed} marked failed, ${result.scheduled} scheduled, ${result.resumed} resumed after an LLM outage`);
       }
     } catch (error) {
       this.logger.warn(`Compaction sweep failed: ${(error as Error).message}`);
@@ -88,7 +95,7 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
   /** One pass; rows and sessions younger than one interval are left to the API and the running jobs. */
   async sweep(now = new Date()): Promise<SweepResult> {
     const settled = new Date(now.getTime() - this.config.COMPACTION_SWEEP_INTERVAL_MS);
-    const result: SweepResult = { reenqueued: 0, failed: 0, scheduled: 0 };
+    const result: SweepResult = { reenqueued: 0, failed: 0, scheduled: 0, resumed: 0 };
     for (const row of await this.compactions.unfinishedSince(settled, ROWS_PER_SWEEP)) {
       const found = await this.queue.compactionState(row.id, row.sessionId);
       if (found.state === 'failed') {
@@ -102,6 +109,7 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
         result.reenqueued += 1;
       }
     }
+    result.resumed = await this.resumeAfterLlmOutage(now);
     const since = new Date(now.getTime() - SESSION_WINDOW_MS);
     for (const { id } of await this.compactions.sessionsWithoutPendingCompaction(since, settled, SESSIONS_PER_SWEEP)) {
       const session = await this.sessions.findById(id);
@@ -113,5 +121,35 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
       result.scheduled += 1;
     }
     return result;
+  }
+
+  /**
+   * Lifts the holds an LLM outage left (issue #15): one probe of the summarizer per sweep, only when a session is
+   * held. `up`: every such hold is lifted; `unknown`: those older than COMPACTION_LLM_HOLD_RETRY_MS doubled per hold in
+   * a row (cap 6 h); `down`: none. Each lift is a compare-and-swap on the hold's time (one worker, once), then the
+   * compaction is re-queued through the usual path and the session gets a `compaction-resumed` event.
+   */
+  private async resumeAfterLlmOutage(now: Date): Promise<number> {
+    const holds = await this.sessions.llmOutageHolds(HOLDS_PER_SWEEP);
+    if (holds.length === 0) return 0;
+    const health: SummarizerHealth = await probeSummarizer(this.config);
+    if (health === 'down') return 0;
+    let resumed = 0;
+    for (const hold of holds) {
+      const waitMs = llmHoldRetryMs(hold.holdCount, this.config.COMPACTION_LLM_HOLD_RETRY_MS);
+      if (health === 'unknown' && now.getTime() - hold.holdAt.getTime() < waitMs) continue;
+      if (!(await this.sessions.liftLlmOutageHold(hold.id, hold.holdAt))) continue;
+      const jobId = await this.compaction.requeue(hold, hold.tenantId);
+      const why = health === 'up' ? 'the summarizer answers again' : `the summarizer's state is unknown and the hold is ${Math.round(waitMs / 60_000)} min old`;
+      await this.progress.record(hold.id, hold.tenantId, [
+        {
+          type: 'compaction-resumed',
+          line: `Automatic compaction resumed: ${why} (held since ${hold.holdAt.toISOString()} by an LLM outage)`,
+          data: { jobId, probe: health, heldSince: hold.holdAt.toISOString(), holds: hold.holdCount },
+        },
+      ]);
+      resumed += 1;
+    }
+    return resumed;
   }
 }

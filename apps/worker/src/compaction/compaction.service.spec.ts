@@ -252,7 +252,7 @@ describe('CompactionService.compact', () => {
     finalizeMock.mockReturnValue(finalized(threshold(session) + 100));
     held.compactions.commit.mockResolvedValue('version-4');
     await held.sut.compact(PAYLOAD);
-    expect(held.sessions.holdCompactions).toHaveBeenCalledWith('session-1', expect.any(Number));
+    expect(held.sessions.holdCompactions).toHaveBeenCalledWith('session-1', expect.any(Number), null);
 
     const lifted = setup(sessionRecord({ compactionHoldTokens: 90_000 }));
     finalizeMock.mockReturnValue(finalized(10_000));
@@ -303,7 +303,7 @@ describe('CompactionService.compact', () => {
     await expect(sut.compact(PAYLOAD)).resolves.toEqual({ status: 'skipped' });
     expect(lastFinish(compactions).data).toMatchObject({ status: 'skipped', reason: 'spend-cap', llmInputTokens: 0, llmCostUsd: 0 });
     expect(progress.record).toHaveBeenCalledWith('session-1', 'tenant-1', [expect.objectContaining({ type: 'spend-cap', data: { jobId: 'job-1', limit: 'summarizerTokensPerDay', cap: 100_000, spent: 100_500 } })]);
-    expect(sessions.holdCompactions).toHaveBeenCalledWith('session-1', expect.any(Number));
+    expect(sessions.holdCompactions).toHaveBeenCalledWith('session-1', expect.any(Number), null);
   });
 
   it('an LLM outage within the retry window puts the job back in the queue (retryLater) before finishing the row', async () => {
@@ -337,6 +337,32 @@ describe('CompactionService.compact', () => {
       expect(retryLater).not.toHaveBeenCalled();
       expect(lastFinish(compactions).data).toMatchObject({ status: 'failed', reason, error: reason });
     }
+  });
+
+  it('a threshold run that an LLM outage failed past the retry window holds with reason llm-outage (the sweep lifts it); another failure holds without one', async () => {
+    for (const [reason, holdReason] of [
+      ['llm-network', 'llm-outage'],
+      ['llm-server', 'llm-outage'],
+      ['llm-auth', null],
+    ] as const) {
+      const over = sessionRecord({ contextTokens: 200_000 });
+      const { sut, sessions, progress } = setup(over, jobRecord({ createdAt: new Date(Date.now() - CONFIG.COMPACTION_LLM_RETRY_WINDOW_MS - 1_000) }));
+      runPresetMock.mockResolvedValue(outcome({ status: 'failed', reason }));
+      await expect(sut.compact(PAYLOAD)).resolves.toEqual({ status: 'failed' });
+      expect([reason, sessions.holdCompactions.mock.calls[0]]).toEqual([reason, ['session-1', expect.any(Number), holdReason]]);
+      expect(progress.record).toHaveBeenLastCalledWith('session-1', 'tenant-1', [
+        expect.objectContaining({ type: 'compaction-held', data: holdReason ? expect.objectContaining({ reason: holdReason }) : expect.not.objectContaining({ reason: expect.anything() }) }),
+      ]);
+    }
+  });
+
+  it('a success after a lifted llm-outage hold ends the run of holds (count back to 0)', async () => {
+    const { sut, sessions, compactions } = setup(sessionRecord({ compactionHoldTokens: null, compactionHoldReason: null, compactionHoldCount: 2 }));
+    compactions.commit.mockResolvedValue('version-4');
+    runPresetMock.mockResolvedValue(outcome());
+    finalizeMock.mockReturnValue(finalized(1_000));
+    await sut.compact(PAYLOAD);
+    expect(sessions.holdCompactions).toHaveBeenCalledWith('session-1', null);
   });
 
   it('an infrastructure error is rethrown for BullMQ to retry; only the final attempt marks the row failed', async () => {

@@ -201,7 +201,9 @@ export class CompactionService {
       // An automatic run that could not compact is not run again on every append (no compaction loops).
       const threshold = thresholdTokens(budget, policy);
       if ((job.trigger === 'threshold' || job.trigger === 'ingest') && session.contextTokens >= threshold) {
-        await this.hold(session, tenantId, budget, session.contextTokens, threshold, `the compaction was ${outcome.status}: ${outcome.reason ?? 'no reason given'}`);
+        // An LLM outage past the retry window: the hold says so, and the sweep lifts it once the summarizer answers again.
+        const outage = outcome.status === 'failed' && isLlmOutage(outcome.reason);
+        await this.hold(session, tenantId, budget, session.contextTokens, threshold, `the compaction was ${outcome.status}: ${outcome.reason ?? 'no reason given'}`, outage ? 'llm-outage' : null);
       }
       return { status: outcome.status };
     }
@@ -260,7 +262,8 @@ export class CompactionService {
     const threshold = thresholdTokens(budget, policy);
     const contextAfter = final.contextTokens;
     if (contextAfter >= threshold) await this.hold(session, tenantId, budget, contextAfter, threshold, 'the protected part and the newest turns alone stay above the trigger');
-    else if (session.compactionHoldTokens !== null) await this.sessions.holdCompactions(session.id, null);
+    // Success ends a hold, and a run of llm-outage holds (the next one waits COMPACTION_LLM_HOLD_RETRY_MS from scratch).
+    else if (session.compactionHoldTokens !== null || session.compactionHoldCount > 0) await this.sessions.holdCompactions(session.id, null);
     // Seed 003 deletes the offload files after a compaction; here only what no version refers to goes.
     await this.compactions.deleteUnreferencedArtifacts(session.id);
     this.logger.log(`Session ${session.externalId}: ${outcome.events.at(-1)?.line ?? 'compacted'}`);
@@ -306,15 +309,15 @@ export class CompactionService {
     return { status: 'skipped' };
   }
 
-  private async hold(session: SessionRecord, tenantId: string, budget: ReturnType<typeof sessionBudget>, contextTokens: number, threshold: number, why: string) {
+  private async hold(session: SessionRecord, tenantId: string, budget: ReturnType<typeof sessionBudget>, contextTokens: number, threshold: number, why: string, reason: 'llm-outage' | null = null) {
     const until = compactionHold(budget, contextTokens);
-    await this.sessions.holdCompactions(session.id, until);
+    await this.sessions.holdCompactions(session.id, until, reason);
     const fmt = (n: number) => n.toLocaleString('en-US');
     await this.progress.record(session.id, tenantId, [
       {
         type: 'compaction-held',
         line: `Compaction left the context at ${fmt(contextTokens)} tokens, above the ${fmt(threshold)}-token trigger (${why}): the next automatic one waits until ${fmt(until)} tokens`,
-        data: { contextTokens, threshold, holdUntilTokens: until },
+        data: { contextTokens, threshold, holdUntilTokens: until, ...(reason ? { reason } : {}) },
       },
     ]);
   }

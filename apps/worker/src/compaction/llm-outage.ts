@@ -21,3 +21,15 @@ export function llmRetryDelayMs(run: number, baseMs: number, random: () => numbe
   const ceiling = Math.min(LLM_RETRY_MAX_DELAY_MS, baseMs * 2 ** Math.min(30, Math.max(0, run - 1)));
   return Math.round(ceiling * (0.5 + 0.5 * Math.min(1, Math.max(0, random()))));
 }
+
+/** The longest wait before the sweep lifts an llm-outage hold the summarizer probe cannot confirm (`unknown`). */
+export const LLM_HOLD_RETRY_MAX_MS = 6 * 3600 * 1000;
+
+/**
+ * How long after an llm-outage hold the sweep lifts it when the probe says `unknown` (the provider answered its
+ * list-models endpoint with neither 2xx nor an outage status): `baseMs` (COMPACTION_LLM_HOLD_RETRY_MS) doubled per
+ * hold in a row (`holds`, 1-based), capped at 6 h. A probe saying `up` lifts it at once, `down` never.
+ */
+export function llmHoldRetryMs(holds: number, baseMs: number): number {
+  return Math.min(LLM_HOLD_RETRY_MAX_MS, baseMs * 2 ** Math.min(30, Math.max(0, holds - 1)));
+}

@@ -26,6 +26,10 @@ export const workerConfigSchema = z.object({
   // delayed by this much doubled per run (capped at 60 s, jittered), until it has waited COMPACTION_LLM_RETRY_WINDOW_MS.
   COMPACTION_LLM_RETRY_DELAY_MS: positiveInt.min(100).max(600_000).default(5_000),
   COMPACTION_LLM_RETRY_WINDOW_MS: z.coerce.number().int().min(0).max(24 * 3600 * 1000).default(15 * 60 * 1000),
+  // A compaction that failed on an unreachable summarizer past the retry window holds the session's automatic
+  // compactions ('llm-outage'); the sweep lifts the hold once a probe of the summarizer's list-models endpoint answers,
+  // or, when the probe cannot tell (`unknown`), after this long, doubled per hold in a row (capped at 6 h).
+  COMPACTION_LLM_HOLD_RETRY_MS: positiveInt.min(1000).max(6 * 3600 * 1000).default(5 * 60 * 1000),
   /** How often the session retention job runs (each tenant's `sessionRetentionDays`; the first run starts with the worker). */
   SESSION_RETENTION_INTERVAL_MS: positiveInt.min(1000).max(7 * 24 * 3600 * 1000).default(3600 * 1000),
   /** Sessions the retention job deletes per transaction (with their messages, versions, artifacts, …): bounds how long one holds its locks. */

@@ -755,6 +755,22 @@ export interface components {
             succeeded: number;
             tokensSaved: number;
         };
+        CompactionHoldView: {
+            /** @description llm-outage holds in a row (0 for another reason). */
+            consecutive: number;
+            /**
+             * @description Why automatic compactions are held: 'llm-outage' (a compaction failed on an unreachable summarizer past its retry window; the worker lifts the hold once the summarizer answers again), 'context-still-over-trigger' (a compaction could not bring the context under its trigger).
+             * @enum {string}
+             */
+            reason: "llm-outage" | "context-still-over-trigger";
+            /**
+             * Format: date-time
+             * @description When the hold was set.
+             */
+            since: string | null;
+            /** @description Automatic compactions wait until the context reaches this many tokens (or, for llm-outage, until the hold is lifted). */
+            untilTokens: number;
+        };
         CompactionSchedule: {
             jobId?: string;
             /** @example below-threshold */
@@ -1317,6 +1333,8 @@ export interface components {
         SessionDetail: {
             /** @description How the budget is made up (SPEC.md "Budget"): the API, the worker and the proxy use this one. */
             budget: components["schemas"]["BudgetView"];
+            /** @description Why automatic compactions are held, if they are (null: they are not). */
+            compactionHold: components["schemas"]["CompactionHoldView"] | null;
             compactions: number;
             contextWindow: number;
             /** Format: date-time */
