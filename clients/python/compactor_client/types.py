@@ -444,6 +444,11 @@ LlmErrorView = TypedDict("LlmErrorView", {
     "message": str,  # Short fixed text, secrets redacted.
 })
 
+LlmProbeView = TypedDict("LlmProbeView", {
+    "at": str,
+    "state": Literal["up", "down", "unknown"],  # up: 2xx; down: no answer, timeout, 5xx or 429; unknown: another status.
+})
+
 LlmUsage = TypedDict("LlmUsage", {
     "calls": float,  # Summarizer calls, retries and dry runs included.
     "costUsd": float,  # USD, from the model catalog prices.
@@ -781,6 +786,7 @@ WorkerLlmView = TypedDict("WorkerLlmView", {
     "lastError": NotRequired[Optional["LlmErrorView"]],
     "lastErrorAt": NotRequired[Optional[str]],
     "lastSuccessAt": NotRequired[Optional[str]],
+    "probe": NotRequired[Optional["LlmProbeView"]],  # The latest probe of the summarizer's list-models endpoint (made while an LLM outage holds compactions); absent before any.
 })
 
 WorkerStatusView = TypedDict("WorkerStatusView", {
@@ -862,6 +868,7 @@ __all__ = [
     "LeftOutMessage",
     "LivenessResponse",
     "LlmErrorView",
+    "LlmProbeView",
     "LlmUsage",
     "NearBudgetSessionView",
     "OffloadedEntry",

@@ -56,6 +56,8 @@ export const workerHeartbeatSchema = z.object({
     lastErrorAt: instant.nullable(),
     /** Short, fixed text from the provider adapter, secrets redacted. */
     lastError: z.object({ kind: z.string(), message: z.string() }).nullable(),
+    /** The latest probe of the summarizer's list-models endpoint (the sweep probes while an LLM outage holds compactions); absent before any. */
+    probe: z.object({ state: z.enum(['up', 'down', 'unknown']), at: instant }).nullable().optional(),
   }),
 });
 

@@ -70,6 +70,14 @@ export class LlmErrorView {
   message!: string;
 }
 
+export class LlmProbeView {
+  @ApiProperty({ enum: ['up', 'down', 'unknown'], description: 'up: 2xx; down: no answer, timeout, 5xx or 429; unknown: another status.' })
+  state!: 'up' | 'down' | 'unknown';
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  at!: string;
+}
+
 export class WorkerLlmView {
   @ApiProperty({ description: 'Summarizer calls since the worker started (after the provider retries).' })
   calls!: number;
@@ -85,6 +93,9 @@ export class WorkerLlmView {
 
   @ApiPropertyOptional({ nullable: true, type: LlmErrorView })
   lastError!: LlmErrorView | null;
+
+  @ApiPropertyOptional({ nullable: true, type: LlmProbeView, description: "The latest probe of the summarizer's list-models endpoint (made while an LLM outage holds compactions); absent before any." })
+  probe?: LlmProbeView | null;
 }
 
 export class WorkerStatusView {

@@ -26,4 +26,16 @@ describe('summarizerHealth', () => {
     expect(summarizerHealth(remote({ lastSuccessAt: '2026-11-23T10:00:00Z', lastErrorAt: '2026-11-23T10:00:05Z', lastError })).state).toBe('failing');
     expect(summarizerHealth(remote({ lastSuccessAt: '2026-11-23T10:00:09Z', lastErrorAt: '2026-11-23T10:00:05Z', lastError })).state).toBe('healthy');
   });
+
+  it('follows a probe of the models endpoint newer than the last call: healthy once the summarizer answers it, failing while it does not (issue #15)', () => {
+    const lastError = { kind: 'network', message: 'connect ECONNREFUSED' };
+    const failed = { lastErrorAt: '2026-11-23T10:00:05Z', lastError };
+    expect(summarizerHealth(remote({ ...failed, probe: { state: 'up', at: '2026-11-23T10:00:09Z' } }))).toEqual({
+      state: 'healthy',
+      detail: 'Answered a probe of its models endpoint at 2026-11-23T10:00:09Z (last call failed: network).',
+    });
+    expect(summarizerHealth(remote({ ...failed, probe: { state: 'up', at: '2026-11-23T10:00:01Z' } })).state).toBe('failing');
+    expect(summarizerHealth(remote({ ...failed, probe: { state: 'unknown', at: '2026-11-23T10:00:09Z' } })).state).toBe('failing');
+    expect(summarizerHealth(remote({ lastSuccessAt: '2026-11-23T10:00:00Z', probe: { state: 'down', at: '2026-11-23T10:00:09Z' } })).state).toBe('failing');
+  });
 });

@@ -1201,6 +1201,15 @@ export interface components {
              */
             message: string;
         };
+        LlmProbeView: {
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description up: 2xx; down: no answer, timeout, 5xx or 429; unknown: another status.
+             * @enum {string}
+             */
+            state: "up" | "down" | "unknown";
+        };
         LlmUsage: {
             /** @description Summarizer calls, retries and dry runs included. */
             calls: number;
@@ -1690,6 +1699,8 @@ export interface components {
             lastErrorAt?: string | null;
             /** Format: date-time */
             lastSuccessAt?: string | null;
+            /** @description The latest probe of the summarizer's list-models endpoint (made while an LLM outage holds compactions); absent before any. */
+            probe?: components["schemas"]["LlmProbeView"] | null;
         };
         WorkerStatusView: {
             /** @description Jobs it runs at once per queue. */

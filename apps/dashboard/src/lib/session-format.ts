@@ -1,4 +1,5 @@
 /** Number and time formatting shared by the Sessions and Session pages. Pure; the locale is fixed so server and tests agree. */
+import { formatInstant } from './overview-format';
 
 const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 
@@ -49,4 +50,13 @@ export function formatTimestamp(iso: string): string {
 export function formatClock(iso: string): string {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toISOString().slice(11, 19);
+}
+
+/**
+ * The session page's line for a compaction hold an LLM outage set (issue #15), or null for no hold or another reason
+ * (the budget line already shows a token hold): `automatic compaction held: LLM outage since Nov 23, 14:05 UTC`.
+ */
+export function compactionHoldLine(hold: { reason: string; since: string | null } | null | undefined): string | null {
+  if (!hold || hold.reason !== 'llm-outage') return null;
+  return `automatic compaction held: LLM outage${hold.since ? ` since ${formatInstant(hold.since)}` : ''}`;
 }

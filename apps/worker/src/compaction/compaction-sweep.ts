@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { compactionDue, isPresetImplemented, PolicyInput, sessionBudget, thresholdTokens } from '@compactor/compaction';
 import { JobQueue } from '@compactor/jobs';
 import { probeSummarizer, SummarizerHealth } from '@compactor/llm';
@@ -12,6 +12,7 @@ import { CompactionProgress } from './compaction-progress';
 import { CompactionService } from './compaction.service';
 import { llmHoldRetryMs } from './llm-outage';
 import { MaintenanceSchedules } from '../maintenance/maintenance-schedules';
+import { WorkerActivity } from '../status/worker-activity';
 
 /** What one sweep did, for logs and tests. */
 export interface SweepResult {
@@ -52,6 +53,7 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
     private readonly compaction: CompactionService,
     private readonly schedules: MaintenanceSchedules,
     private readonly progress: CompactionProgress,
+    @Optional() private readonly activity?: WorkerActivity,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -133,6 +135,8 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
     const holds = await this.sessions.llmOutageHolds(HOLDS_PER_SWEEP);
     if (holds.length === 0) return 0;
     const health: SummarizerHealth = await probeSummarizer(this.config);
+    // The heartbeat carries it: /v1/status stops saying "failing" once the summarizer answers again.
+    this.activity?.llmProbed(health);
     if (health === 'down') return 0;
     let resumed = 0;
     for (const hold of holds) {

@@ -48,6 +48,11 @@ export class WorkerActivity {
     this.jobs.last = { name, outcome: 'error', at: this.now().toISOString() };
   }
 
+  /** A probe of the summarizer's list-models endpoint (CompactionSweep, while an LLM outage holds compactions). */
+  llmProbed(state: 'up' | 'down' | 'unknown'): void {
+    this.llm.probe = { state, at: this.now().toISOString() };
+  }
+
   llmSucceeded(): void {
     this.llm.calls += 1;
     this.llm.lastSuccessAt = this.now().toISOString();

@@ -14,7 +14,7 @@ import { SnapshotsPanel } from '../../../components/session/snapshots-panel';
 import { UsagePanel } from '../../../components/session/usage-panel';
 import { ApiFailureNotice, NoKeyNotice } from '../../../components/sessions/access-notice';
 import { checkpointTimeline, currentCheckpointId } from '../../../lib/session-checkpoints';
-import { formatTokens } from '../../../lib/session-format';
+import { compactionHoldLine, formatTokens } from '../../../lib/session-format';
 import { goalPanel } from '../../../lib/session-goal';
 import { contextRows, historyRows, sentSeqs, treatmentsFromDiff } from '../../../lib/session-history';
 import { sessionHref } from '../../../lib/session-list';
@@ -174,6 +174,12 @@ async function SessionSections({ client, session: detail, position }: { client: 
               </span>
             </dd>
           </div>
+          {compactionHoldLine(session.compactionHold) !== null ? (
+            <div>
+              <dt>Compaction</dt>
+              <dd data-testid="compaction-hold">{compactionHoldLine(session.compactionHold)}</dd>
+            </div>
+          ) : null}
           {session.forkedFrom !== null || session.forks.length > 0 ? (
             <div>
               <dt>Forks</dt>
