@@ -61,4 +61,58 @@ describe('CompactionRepository job rows (real Postgres)', () => {
     expect((await jobs.findJob(tenantId, queued))?.finishedAt).toBeInstanceOf(Date);
     expect(await jobs.findJob(tenantId, started)).toMatchObject({ status: 'running', reason: null, finishedAt: null });
   });
+
+  describe('artifacts of a commit (issue #15: a 30 MB artifact written through the pg pool, not Prisma)', () => {
+    const content = `héllo 🌍 ${'x'.repeat(5_000)}\nlast line`;
+    const commitWith = (repo: CompactionRepository, sessionId: string, tenantId: string) =>
+      repo.commit({
+        sessionId,
+        tenantId,
+        baseVersionId: null,
+        coversThroughSeq: 0,
+        treatments: {},
+        checkpoints: [],
+        artifacts: [{ id: 'art_1', seq: 3, toolUseId: 'call_1', toolName: 'bash', content, tokens: 1_250 }],
+        artifactIds: ['art_1'],
+        prefixTokens: 0,
+        loadedThroughSeq: 0,
+        budget: 20_000,
+        threshold: 15_000,
+        events: [],
+      });
+    const stored = async (sessionId: string) =>
+      (
+        await pg.pool.query(
+          `SELECT a.id, a.seq, a.tool_use_id, a.tool_name, convert_from(a.content, 'UTF8') AS text, a.bytes, a.tokens, a.sha256 = encode(sha256(a.content), 'hex') AS hashed,
+                  (SELECT count(*)::int FROM version_artifacts va WHERE va.session_id = a.session_id AND va.artifact_id = a.id) AS versions
+           FROM artifacts a WHERE a.session_id = $1`,
+          [sessionId],
+        )
+      ).rows;
+    const expected = [{ id: 'art_1', seq: 3, tool_use_id: 'call_1', tool_name: 'bash', text: content, bytes: Buffer.byteLength(content), tokens: 1_250, hashed: true, versions: 1 }];
+
+    it('through the pg pool: byte-exact, hashed, referenced by the version (as without the pool)', async () => {
+      const a = await newSession();
+      expect(await commitWith(new CompactionRepository(prisma, pg), a.sessionId, a.tenantId)).toEqual(expect.any(String));
+      expect(await stored(a.sessionId)).toEqual(expected);
+      const b = await newSession();
+      expect(await commitWith(new CompactionRepository(prisma), b.sessionId, b.tenantId)).toEqual(expect.any(String));
+      expect(await stored(b.sessionId)).toEqual(expected);
+    });
+
+    it('an artifact deleted between its write and the transaction (another run cleaning unreferenced ones) is written again inside it', async () => {
+      const { sessionId, tenantId } = await newSession();
+      const racing = {
+        pool: {
+          query: async (sql: string, params: unknown[]) => {
+            const result = await pg.pool.query(sql, params);
+            await pg.pool.query('DELETE FROM artifacts WHERE session_id = $1 AND id = $2', [params[0], params[1]]);
+            return result;
+          },
+        },
+      } as unknown as PgPoolService;
+      expect(await commitWith(new CompactionRepository(prisma, racing), sessionId, tenantId)).toEqual(expect.any(String));
+      expect(await stored(sessionId)).toEqual(expected);
+    });
+  });
 });

@@ -44,6 +44,8 @@ describe('CompactionSweep: compactions held by an LLM outage', () => {
     worker = await NestFactory.createApplicationContext(WorkerModule.forRoot(config), { logger: false });
     await worker.init();
     prisma = worker.get(PrismaService);
+    // The worker's repository writes artifacts through the pg pool (issue #15).
+    expect((worker.get(CompactionRepository) as unknown as { pg?: unknown }).pg).toBeDefined();
     tenantId = (await prisma.tenant.create({ data: { name: `t-${randomBytes(4).toString('hex')}` } })).id;
   }, 60_000);
 
