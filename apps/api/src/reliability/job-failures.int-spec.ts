@@ -100,6 +100,15 @@ describe('compaction jobs that fail for good', () => {
     // BullMQ completed the job: the failure is the row's, and no attempt pays the LLM again.
     expect(await queue.compactionState(jobId, row.session_id)).toEqual({ state: 'completed' });
     expect(callsSince(before)).toBe(3);
+    // An LLM outage past the window (0 here) holds the session; the sweep would lift it once the summarizer answers its
+    // probe (the later tests' workers, on the same history text): lifted here so that the tests stay apart.
+    mode = 'answer';
+    // (The hold is written just after the row finishes.)
+    await pollUntil(async () => ((await stack.query<{ reason: string | null }>('SELECT compaction_hold_reason AS reason FROM sessions WHERE id = $1', [row.session_id]))[0].reason === 'llm-outage' ? true : undefined), {
+      timeoutMs: 10_000,
+      what: 'the llm-outage hold',
+    });
+    await stack.query('UPDATE sessions SET compaction_hold_tokens = NULL, compaction_hold_reason = NULL WHERE id = $1', [row.session_id]);
     mode = 'answer';
     await worker.stop();
   }, 60_000);
@@ -176,8 +185,12 @@ describe('compaction jobs that fail for good', () => {
       const row = await rowFinished(jobId, worker);
       expect(row).toMatchObject({ status: 'failed', error: 'llm-network' });
       const held = await pollUntil(
-        async () => (await stack.query<{ reason: string | null; count: number; at: Date | null; tokens: number | null }>('SELECT compaction_hold_reason AS reason, compaction_hold_count AS count, compaction_hold_at AS at, compaction_hold_tokens AS tokens FROM sessions WHERE id = $1', [row.session_id]))[0],
-        { timeoutMs: 10_000, what: 'the session row' },
+        async () => {
+          // The hold is written just after the row finishes.
+          const [s] = await stack.query<{ reason: string | null; count: number; at: Date | null; tokens: number | null }>('SELECT compaction_hold_reason AS reason, compaction_hold_count AS count, compaction_hold_at AS at, compaction_hold_tokens AS tokens FROM sessions WHERE id = $1', [row.session_id]);
+          return s.reason !== null ? s : undefined;
+        },
+        { timeoutMs: 10_000, what: 'the llm-outage hold' },
       );
       expect(held).toMatchObject({ reason: 'llm-outage', count: 1 });
       expect(held.tokens).not.toBeNull();

@@ -107,6 +107,16 @@ describe('CompactionSweep: compactions held by an LLM outage', () => {
     expect(await state(id)).toMatchObject({ jobs: 1, resumed: 1 });
   });
 
+  it('probe up after a hold in a row (the models endpoint answers, the compaction failed again): waits as unknown would a hold earlier', async () => {
+    const now = new Date();
+    const recent = await heldSession({ at: minutesAgo(now, 4), count: 2 });
+    const due = await heldSession({ at: minutesAgo(now, 6), count: 2 });
+    expect((await sweepWith().sweep(now)).resumed).toBe(1);
+    expect(await state(recent)).toMatchObject({ held: true, jobs: 0 });
+    expect(await state(due)).toEqual({ held: false, reason: null, jobs: 1, resumed: 1 });
+    await prisma.session.update({ where: { id: recent }, data: { compactionHoldTokens: null, compactionHoldReason: null } });
+  });
+
   it('probe down (the upstream refuses connections): the hold stays, however old', async () => {
     const now = new Date();
     const id = await heldSession({ at: minutesAgo(now, 24 * 60), count: 1 });

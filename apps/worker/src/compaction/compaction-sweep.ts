@@ -127,8 +127,8 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
 
   /**
    * Lifts the holds an LLM outage left (issue #15): one probe of the summarizer per sweep, only when a session is
-   * held. `up`: every such hold is lifted; `unknown`: those older than COMPACTION_LLM_HOLD_RETRY_MS doubled per hold in
-   * a row (cap 6 h); `down`: none. Each lift is a compare-and-swap on the hold's time (one worker, once), then the
+   * held. `up`: the first hold in a row is lifted at once, the n-th after COMPACTION_LLM_HOLD_RETRY_MS × 2^(n-2);
+   * `unknown`: after COMPACTION_LLM_HOLD_RETRY_MS doubled per hold in a row (cap 6 h); `down`: none. Each lift is a compare-and-swap on the hold's time (one worker, once), then the
    * compaction is re-queued through the usual path and the session gets a `compaction-resumed` event.
    */
   private async resumeAfterLlmOutage(now: Date): Promise<number> {
@@ -140,8 +140,12 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
     if (health === 'down') return 0;
     let resumed = 0;
     for (const hold of holds) {
-      const waitMs = llmHoldRetryMs(hold.holdCount, this.config.COMPACTION_LLM_HOLD_RETRY_MS);
-      if (health === 'unknown' && now.getTime() - hold.holdAt.getTime() < waitMs) continue;
+      // `up` lifts the first hold in a row at once; a later one (the models endpoint answered but the compaction failed
+      // again: a provider whose completions alone are down) waits as an `unknown` one a hold earlier would, so a lift
+      // never turns into a loop of failing compactions.
+      const base = this.config.COMPACTION_LLM_HOLD_RETRY_MS;
+      const waitMs = health === 'up' ? (hold.holdCount <= 1 ? 0 : llmHoldRetryMs(hold.holdCount - 1, base)) : llmHoldRetryMs(hold.holdCount, base);
+      if (now.getTime() - hold.holdAt.getTime() < waitMs) continue;
       if (!(await this.sessions.liftLlmOutageHold(hold.id, hold.holdAt))) continue;
       const jobId = await this.compaction.requeue(hold, hold.tenantId);
       const why = health === 'up' ? 'the summarizer answers again' : `the summarizer's state is unknown and the hold is ${Math.round(waitMs / 60_000)} min old`;
