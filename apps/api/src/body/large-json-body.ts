@@ -126,6 +126,8 @@ export function readBody(req: IncomingMessage, limitBytes: number, done: (error:
   if (length > limitBytes) {
     return once(bodyParserError(413, 'entity.too.large', 'request entity too large', { expected: length, length, limit: limitBytes }));
   }
+  // Allocated at the announced size (at most the limit) before the body arrives: an mmap'd block whose pages become
+  // resident only as chunks are copied in, so a caller that announces 32 MB and sends little holds little memory.
   const body = Buffer.allocUnsafeSlow(length);
   let received = 0;
   req.on('data', (chunk: Buffer) => {
