@@ -200,4 +200,71 @@ describe('request bodies: authentication before parsing, depth and text limits',
       await expectNoSession(id);
     });
   });
+
+  /** Bodies of 1 MB or more are read by the API and parsed on a worker thread (large-json-body.ts): the same answers as express.json gives. */
+  describe('large bodies (parsed off the event loop)', () => {
+    const pad = 'x'.repeat(2 << 20);
+    const appendRaw = (id: string, body: string) => agent().post(`/v1/sessions/${id}/messages`).set({ ...as(admin), 'content-type': 'application/json' }).send(body);
+    const big = (tail: string) => `{"model":"gpt-4o","messages":[{"role":"user","content":"${pad}"},${tail}]}`;
+
+    it('stores a 2 MB append exactly', async () => {
+      const id = sid('big-ok');
+      const text = `${pad} smile \ud83d\ude00 and a literal \\u0000`;
+      await appendRaw(id, `\ufeff ${JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: text }] })}`).expect(201);
+      const history = await agent().get(`/v1/sessions/${id}/messages?limit=10`).set(as(admin)).expect(200);
+      expect(history.body.messages[0].message.content).toBe(text);
+    });
+
+    it('answers bad JSON at 2 MB as at 60 bytes (400 invalid_json), and nothing is stored', async () => {
+      const small = await appendRaw(sid('small-bad'), '{"model":"gpt-4o","messages":[').expect(400);
+      for (const body of [big('{"role":"user",'), `"${pad}"`, `  7${pad}`]) {
+        const id = sid('big-bad');
+        const res = await appendRaw(id, body).expect(400);
+        expect(res.body).toEqual(small.body);
+        expect(res.body.error.code).toBe('invalid_json');
+        await expectNoSession(id);
+      }
+    });
+
+    it('answers a 2 MB body nested too deep with the depth limit', async () => {
+      const id = sid('big-deep');
+      const res = await appendRaw(id, big(`{"role":"user","content":"y","x":${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}}`)).expect(400);
+      expect(res.body.error.message).toBe(`(body): nests arrays and objects deeper than the limit of ${MAX_JSON_DEPTH} levels`);
+      await expectNoSession(id);
+    });
+
+    it('answers U+0000 and a lone surrogate in a 2 MB body naming the field', async () => {
+      for (const [escape, message] of [
+        ['\\u0000', 'contains U+0000 (NUL), which PostgreSQL cannot store in text'],
+        ['\\uDC00', 'contains an unpaired UTF-16 surrogate (\\uD800-\\uDFFF), which is not valid Unicode text'],
+      ]) {
+        const id = sid('big-nul');
+        const res = await appendRaw(id, big(`{"role":"assistant","content":"y"},{"role":"user","content":"a${escape}"}`)).expect(400);
+        expect(res.body.error).toEqual({ code: 'validation_failed', message: `messages[2].content: ${message}`, details: { fields: [{ field: 'messages[2].content', message }] } });
+        await expectNoSession(id);
+      }
+    });
+
+    it('answers a body over the limit with 413 (refused on its Content-Length), and nothing is stored', async () => {
+      const id = sid('big-over');
+      const over = await appendRaw(id, big(`{"role":"user","content":"${'y'.repeat(31 << 20)}"}`)).expect(413);
+      expect(over.body.error).toEqual({ code: 'payload_too_large', message: 'Request body is larger than the limit of 32 MB' });
+      await expectNoSession(id);
+    });
+
+    it('still parses a large chunked body (no Content-Length) the same way', async () => {
+      const id = sid('big-chunked');
+      const res = await new Promise<{ status: number; body: { error?: { code: string } } }>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port: port(), path: `/v1/sessions/${id}/messages`, method: 'POST', headers: { ...as(admin), 'content-type': 'application/json' } }, (r) => {
+          const chunks: Buffer[] = [];
+          r.on('data', (c: Buffer) => chunks.push(c));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+        });
+        req.on('error', reject);
+        req.write(big('{"role":"user",'));
+        req.end();
+      });
+      expect(res).toEqual({ status: 400, body: { error: { code: 'invalid_json', message: 'Request body is not valid JSON' } } });
+    });
+  });
 });

@@ -7,6 +7,7 @@ import type { RateLimits } from '../limits/rate-limits';
 import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from '../proxy/provider-errors';
 import type { ProxyAuth } from '../proxy/proxy-auth';
 import { collectAfterLargeBody } from './large-body-gc';
+import { isLargeJsonBody, LargeJsonParser, readBody, replyOutcome } from './large-json-body';
 import { MAX_JSON_DEPTH, mayHoldUnstorableText, nestsDeeperThan, unstorableText } from './json-body-limits';
 
 export interface RequestBodyOptions {
@@ -83,8 +84,23 @@ export function requestBodyMiddleware(options: RequestBodyOptions): RequestHandl
       next();
     });
 
+  const limitBytes = options.limitMb * 1024 * 1024;
+  const parser = new LargeJsonParser();
+  // A body of 1 MB or more: read here (only chunk copies on the event loop), checked and parsed on a worker thread.
+  const readLargeJson = (req: Request, next: NextFunction) =>
+    readBody(req, limitBytes, (error, body) => {
+      if (error || !body) return next(error);
+      parser.parse(body).then((reply) => {
+        const outcome = replyOutcome(reply);
+        if ('error' in outcome) return next(outcome.error);
+        req.body = outcome.value;
+        (req as Request & { _body?: boolean })._body = true;
+        next();
+      }, next);
+    });
+
   const readJson = (req: Request, res: Response, next: NextFunction) =>
-    json(req, res, (error?: unknown) => {
+    isLargeJsonBody(req) ? readLargeJson(req, next) : json(req, res, (error?: unknown) => {
       // A verify error comes back decorated by body-parser (the body attached): a fresh one goes on.
       if (error instanceof ValidationFailed) return next(new ValidationFailed(error.problems));
       if (error) return next(error);

@@ -1,0 +1,162 @@
+import { ValidationFailed } from '@compactor/compaction';
+import path from 'node:path';
+import type { IncomingMessage } from 'node:http';
+import { Worker } from 'node:worker_threads';
+import { MAX_JSON_DEPTH } from './json-body-limits';
+// A type-only import, which also puts json-body-worker.ts in every build that includes this file.
+import type { ParseReply, ParseRequest } from './json-body-worker';
+
+/** REST JSON bodies announcing at least this many bytes are read here and parsed on a worker thread. */
+export const OFF_THREAD_BODY_BYTES = 1 << 20;
+
+const WORKER_ENTRY = path.extname(__filename) === '.ts' ? path.join(__dirname, 'json-body-worker.from-source.cjs') : path.join(__dirname, 'json-body-worker.js');
+
+/** An error shaped as body-parser's (http-errors): the exception filter answers it as it answers express.json's. */
+export function bodyParserError(status: number, type: string, message: string, extra: Record<string, unknown> = {}): Error {
+  return Object.assign(new Error(message), { status, statusCode: status, expose: true, type, ...extra });
+}
+
+interface Job {
+  id: number;
+  resolve(reply: ParseReply): void;
+  reject(error: Error): void;
+}
+
+/**
+ * One worker thread that checks, decodes and parses large JSON bodies (a 30 MB body paused the
+ * event loop 140-190 ms in express.json). Started on first use, unref'd while idle, replaced
+ * after a crash (which fails only the body it was parsing). Bodies queue: one at a time.
+ */
+export class LargeJsonParser {
+  private worker?: Worker;
+  private readonly jobs = new Map<number, Job>();
+  private nextId = 1;
+
+  parse(bytes: Buffer): Promise<ParseReply> {
+    return new Promise<ParseReply>((resolve, reject) => {
+      const id = this.nextId++;
+      let worker: Worker;
+      try {
+        worker = this.started();
+      } catch (error) {
+        return reject(error instanceof Error ? error : new Error(String(error)));
+      }
+      this.jobs.set(id, { id, resolve, reject });
+      worker.ref();
+      const request: ParseRequest = { id, bytes };
+      worker.postMessage(request, [bytes.buffer as ArrayBuffer]);
+    });
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    this.failAll(new Error('LargeJsonParser closed'));
+    await worker?.terminate().catch(() => undefined);
+  }
+
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(WORKER_ENTRY);
+    worker.unref();
+    worker.on('message', (reply: ParseReply) => {
+      const job = this.jobs.get(reply.id);
+      if (!job) return;
+      this.jobs.delete(reply.id);
+      if (this.jobs.size === 0) worker.unref();
+      job.resolve(reply);
+    });
+    const retire = (error: Error) => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      this.failAll(error);
+    };
+    worker.on('error', (error) => retire(error instanceof Error ? error : new Error(String(error))));
+    worker.on('exit', (code) => retire(new Error(`JSON body worker exited (${code})`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private failAll(error: Error): void {
+    const jobs = [...this.jobs.values()];
+    this.jobs.clear();
+    for (const job of jobs) job.reject(error);
+  }
+}
+
+/** Whether this request's body is one for readLargeJson: JSON (as express.json's type), utf-8, not compressed, announcing at least OFF_THREAD_BODY_BYTES. */
+export function isLargeJsonBody(req: IncomingMessage & { is?(type: string): string | false | null }): boolean {
+  const length = Number(req.headers['content-length']);
+  if (!Number.isSafeInteger(length) || length < OFF_THREAD_BODY_BYTES || req.headers['transfer-encoding'] !== undefined) return false;
+  const encoding = req.headers['content-encoding'];
+  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
+  if (!req.is?.('application/json')) return false;
+  const charset = /;\s*charset\s*=\s*"?([\w-]{1,40})/i.exec(req.headers['content-type'] ?? '')?.[1];
+  return charset === undefined || charset.toLowerCase() === 'utf-8';
+}
+
+/**
+ * Reads a body of a known length into one buffer, chunk by chunk (the only work on the event loop),
+ * with express.json's errors: over the limit 413 (announced: refused before reading), a short or
+ * long body 400, an aborted request 400. After an error the rest of the request is read off, as
+ * body-parser does, before `done` is called.
+ */
+export function readBody(req: IncomingMessage, limitBytes: number, done: (error: Error | undefined, body?: Buffer) => void): void {
+  const length = Number(req.headers['content-length']);
+  const fail = (error: Error) => {
+    req.removeAllListeners('data');
+    req.resume();
+    if (req.complete || req.destroyed) return done(error);
+    let called = false;
+    const after = () => {
+      if (called) return;
+      called = true;
+      done(error);
+    };
+    req.once('end', after);
+    req.once('close', after);
+  };
+  let finished = false;
+  const once = (error: Error | undefined, body?: Buffer) => {
+    if (finished) return;
+    finished = true;
+    if (error) fail(error);
+    else done(undefined, body);
+  };
+  if (length > limitBytes) {
+    return once(bodyParserError(413, 'entity.too.large', 'request entity too large', { expected: length, length, limit: limitBytes }));
+  }
+  // Allocated at the announced size (at most the limit) before the body arrives: an mmap'd block whose pages become
+  // resident only as chunks are copied in, so a caller that announces 32 MB and sends little holds little memory.
+  const body = Buffer.allocUnsafeSlow(length);
+  let received = 0;
+  req.on('data', (chunk: Buffer) => {
+    if (finished) return;
+    if (received + chunk.length > length) {
+      return once(bodyParserError(400, 'request.size.invalid', 'request size did not match content length', { expected: length, length, received: received + chunk.length }));
+    }
+    chunk.copy(body, received);
+    received += chunk.length;
+  });
+  req.once('end', () => {
+    if (received !== length) return once(bodyParserError(400, 'request.size.invalid', 'request size did not match content length', { expected: length, length, received }));
+    once(undefined, body);
+  });
+  req.once('aborted', () => once(bodyParserError(400, 'request.aborted', 'request aborted', { expected: length, length, received })));
+  req.once('error', (error) => once(bodyParserError(400, 'request.aborted', error.message, { expected: length, length, received })));
+}
+
+/** The worker's answer as the middleware's outcome: the value, or the error express.json's path gives. */
+export function replyOutcome(reply: ParseReply): { value: unknown } | { error: Error } {
+  if (reply.ok) return { value: reply.value };
+  switch (reply.kind) {
+    case 'too-deep':
+      return { error: new ValidationFailed([{ field: '(body)', message: `nests arrays and objects deeper than the limit of ${MAX_JSON_DEPTH} levels` }]) };
+    case 'text':
+      return { error: new ValidationFailed([reply.problem]) };
+    case 'invalid-json':
+      return { error: bodyParserError(400, 'entity.parse.failed', 'Request body is not valid JSON') };
+    default:
+      return { error: new Error(`JSON body parse failed in a worker: ${reply.message}`) };
+  }
+}
