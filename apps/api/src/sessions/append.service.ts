@@ -206,15 +206,18 @@ export class AppendService {
           'messages',
         );
         if (checked.errors.length > 0) throw new ValidationFailed(checked.errors);
+        // The stored policy, parsed once for the whole plan (issue #21).
+        const policy = sessionPolicy(session);
         const added = tokens.reduce((a, b) => a + b, 0);
         const systemAdded = messages.reduce((sum, m, i) => sum + (m.role === 'system' && !m.inConversation ? tokens[i] : 0), 0);
         const usage = sessionUsage(
           { ...session, ...(requestLimits?.maxTokens !== undefined ? { requestMaxTokens: requestLimits.maxTokens } : {}), ...(toolSchemaTokens !== undefined ? { toolSchemaTokens } : {}) },
           session.contextTokens + added,
           session.systemTokens + systemAdded,
+          undefined,
+          policy,
         );
         // Crossing the threshold schedules a compaction once this append is committed.
-        const policy = sessionPolicy(session);
         // Seed 001: a call of the watermark tool marks a checkpoint and compacts whatever the fill level.
         trigger = watermarkCalled(policy, messages)
           ? 'watermark'
@@ -274,7 +277,7 @@ export class AppendService {
                     scheduled: false,
                     reason:
                       trigger !== undefined
-                        ? `preset-not-implemented:${sessionPolicy(session).preset}`
+                        ? `preset-not-implemented:${policy.preset}`
                         : usage.contextTokens >= usage.threshold
                           ? `held-until:${session.compactionHoldTokens}`
                           : 'below-threshold',
