@@ -262,17 +262,26 @@ export async function run({ apiUrl, key, databaseUrl, root, machine, log }) {
       bytes = r.bytes;
     }
     const repeated = { p50: percentile(samples, 50), p95: percentile(samples, 95), p99: percentile(samples, 99) };
-    // The agent loop: append one message, then read the context it will send; steps alternate between the two clients.
+    // The agent loop: append one message, then read the context it will send. The two clients take turns by pairs of
+    // steps (a user message, then an assistant one), so each reads after both roles: the read after an assistant
+    // message redoes more of the provider-valid pass than the read after a user message.
     const loops = { fetch: [], 'node:http': [] };
+    // Each loop append's Server-Timing stages and whether its answer scheduled a compaction: over budget, every append
+    // is over the threshold and records and enqueues a compaction job on the request path (the \`schedule\` stage).
+    const stepTimings = [];
+    const scheduledFlags = [];
     for (let i = 0; i < 2 * Math.min(count, 50); i += 1) {
-      const via = i % 2 === 0 ? 'fetch' : 'node:http';
-      await clients[via].append(id, { messages: [{ role: i % 2 === 0 ? 'user' : 'assistant', content: `step ${i}: carry on with the fix` }] });
+      const via = Math.floor(i / 2) % 2 === 0 ? 'fetch' : 'node:http';
+      const answer = await clients[via].append(id, { messages: [{ role: i % 2 === 0 ? 'user' : 'assistant', content: `step ${i}: carry on with the fix` }] }, stepTimings);
+      scheduledFlags.push(answer.compaction?.scheduled === true);
       loops[via].push((await clients[via].context(id)).ms);
     }
     const pcts = (loop) => ({ p50: percentile(loop, 50), p95: percentile(loop, 95), p99: percentile(loop, 99), count: loop.length });
     const afterAppend = pcts(loops.fetch);
     const afterAppendHttp = pcts(loops['node:http']);
-    reads.push({ size: messageCount([session]), fits, count, bytes, cold, repeated, afterAppend, afterAppendHttp });
+    const stageP50 = (name) => median(stepTimings.map((t) => t[name] ?? 0));
+    const steps = { scheduled: scheduledFlags.filter(Boolean).length, of: scheduledFlags.length, handler: stageP50('append'), write: stageP50('write'), schedule: stageP50('schedule') };
+    reads.push({ size: messageCount([session]), fits, count, bytes, cold, repeated, afterAppend, afterAppendHttp, steps });
     log(`context read at ${size} (${fits ? 'fits' : 'over budget'}): repeated p95 ${fmt(repeated.p95)} ms, after an append p95 ${fmt(afterAppend.p95)} ms (fetch), ${fmt(afterAppendHttp.p95)} ms (node:http)`);
   }
   await db.end();
@@ -313,6 +322,22 @@ export async function run({ apiUrl, key, databaseUrl, root, machine, log }) {
       (r) =>
         `| ${fmtInt(r.size)} messages | ${r.fits ? 'fits' : 'over budget (fallback)'} | ${fmtBytes(r.bytes)} | ${fmt(r.cold)} ms | ${r.count} | ${fmt(r.repeated.p50)} ms | ${fmt(r.repeated.p95)} ms | ${fmt(r.repeated.p99)} ms | ${r.afterAppend.count} | ${fmt(r.afterAppend.p50)} ms | ${fmt(r.afterAppend.p95)} ms | ${fmt(r.afterAppend.p99)} ms | ${r.afterAppendHttp.count} | ${fmt(r.afterAppendHttp.p50)} ms | ${fmt(r.afterAppendHttp.p95)} ms | ${fmt(r.afterAppendHttp.p99)} ms |`,
     ),
+    '',
+    'The agent loop\'s appends (both clients, p50 of their Server-Timing stages): an append over the threshold records a compaction job row and enqueues it in BullMQ (or folds it into the one queued) before it answers, inside the `schedule` stage; below the threshold that stage does no I/O.',
+    '',
+    '| agent-loop appends | compaction scheduled | handler p50 | `write` p50 | `schedule` p50 |',
+    '|---|---:|---:|---:|---:|',
+    ...reads.map((r) => `| ${fmtInt(r.size)} messages, ${r.fits ? 'fits' : 'over budget'} | ${r.steps.scheduled} of ${r.steps.of} | ${fmt(r.steps.handler, 2)} ms | ${fmt(r.steps.write, 2)} ms | ${fmt(r.steps.schedule, 2)} ms |`),
+    '',
+    '### Where the single append\'s time goes, and what was tried (issue #21, measured by hand 2026-11-28; not rerun by this bench)',
+    '',
+    '- **Bench client.** fetch (undici) costs more per request than node:http with a keep-alive agent: the `/health` floors above, both clients in the same run, differ by the client alone (an earlier profile put it at 0.35-0.45 ms a request; 10,000-message read after an append with node:http then: p50 17.4, p95 21.1 ms, 7.1 ms of it in the server). The fetch figures stay the bench\'s headline numbers; the node:http ones say which part is the server.',
+    '- **HTTP.** `GET /health` with node:http is HTTP both ways plus the client; the authenticated no-op adds the key check and the rate-limit count.',
+    '- **JSON handling.** Between the client\'s time and the handler\'s (less the no-op floor): reading and parsing the body, validating it against the request schema, serializing the answer. Inside the handler, `count` is parsing the messages into canonical form, validating and counting them.',
+    '- **Database.** `write`: the plan and the one guarded statement (named prepared, no BEGIN/COMMIT). PostgreSQL backend CPU per append was 0.45-0.65 ms in the earlier profile (API main thread 2.0-2.6 ms); no single part of the append was 0.3 ms or more.',
+    '- **resolveModel and the policy.** Memoized per model id, and the stored policy parsed once per append (it was twice). In-process on the built libs (20,000 calls after warm-up): `resolveModel(\'claude-sonnet-4-5\')` 2.3 µs, `sessionPolicy` 1.8 µs: about 5-10 µs of an append\'s 2-2.6 ms, under 0.5%. Kept because it is free, but it is not where the time goes.',
+    '- **`sessions` updates are never HOT.** In an ingest bench database at the end of a run: `n_tup_upd` 1,421, `n_tup_hot_upd` 0. Every append updates `last_activity_at` and `utilization`, both indexed, so each update writes an entry in all 9 indexes of the table. Each index has a reader: `(tenant_id, last_activity_at DESC)` the session list\'s sort and keyset (`SessionRepository.list`, the dashboard) and the retention scan (`deleteIdle`), `(last_activity_at)` the worker\'s compaction sweep across tenants, `(tenant_id, utilization)` the near-budget analytics and the list\'s utilization filter, `(tenant_id, model)` the model filter, the trigram GIN the search, `(forked_from_id)` the forks, plus the primary key, `(tenant_id, external_id)` and `head_version_id`. None is unused, so none was dropped; an earlier experiment dropping 3 of them cut about 0.1 ms of backend CPU an append. Making the update HOT needs `last_activity_at` and `utilization` out of every index (a separate activity table, or the list and sweep reading another column): not done.',
+    '- **The compaction job on the request path.** An append over the threshold inserts the job row and enqueues it in BullMQ (or folds it into the queued one) before it answers, so its `compaction.jobId` names a recorded job: the agent-loop table above gives that `schedule` stage over budget against fits. Moving it off the request path would change what the answer\'s `compaction` field promises; not done.',
     '',
     `Targets: batched ingest at least 50% of the reference — ${verdict(batched.ratio >= 0.5)} (${fmt(batched.ratio * 100, 0)}%); single-message ingest — ${verdict(single.ratio >= 0.5)} (${fmt(single.ratio * 100, 0)}% with fetch; ${fmt(singleHttp.ratio * 100, 0)}% with node:http); context read after an append, p95 at most 20 ms at 1,000 messages — ${verdict(read1000.afterAppend.p95 <= 20)} (${fmt(read1000.afterAppend.p95)} ms with fetch; ${fmt(read1000.afterAppendHttp.p95)} ms with node:http), at most 50 ms at 10,000 — ${verdict(read10000.afterAppend.p95 <= 50)} (${fmt(read10000.afterAppend.p95)} ms with fetch; ${fmt(read10000.afterAppendHttp.p95)} ms with node:http, ${verdict(read10000.afterAppendHttp.p95 <= 50)}); repeated at 1,000 — ${verdict(read1000.repeated.p95 <= 20)} (${fmt(read1000.repeated.p95)} ms).`,
   ];
