@@ -111,7 +111,10 @@ export interface AppendOptions {
    * counted once stored, never refused here.
    */
   appendedTokens?: 'reserve' | 'charge';
-  /** Marks the append's stages (`count`: parse, validate and count; `write`: plan and the guarded write; `schedule`) for Server-Timing. */
+  /**
+   * Marks the append's stages (`count`: parse, validate and count; `write`: plan and the guarded write; when the append
+   * schedules a compaction, `jobrow`: up to the job's row written, and `enqueue`: BullMQ's add or fold; `schedule`: the rest) for Server-Timing.
+   */
   timing?: StageTimer;
 }
 
@@ -318,7 +321,7 @@ export class AppendService {
     }
     if (outcome.kind === 'appended' && snapshotTaken) this.publisher.notify(outcome.session.id);
     if (outcome.kind === 'appended' && compactionJobId && scheduleFor) {
-      const scheduled = await this.scheduler.schedule(scheduleFor, trigger ?? 'threshold', { jobId: compactionJobId });
+      const scheduled = await this.scheduler.schedule(scheduleFor, trigger ?? 'threshold', { jobId: compactionJobId, timing: options.timing });
       // Redis is down: the messages are stored; the job waits queued and the workers' sweep enqueues it when Redis returns.
       if (!scheduled.queued) return { ...(outcome.response as AppendMessagesResponse), compaction: { scheduled: false, reason: 'queue-unavailable' } };
     }
