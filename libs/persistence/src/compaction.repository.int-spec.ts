@@ -17,7 +17,7 @@ describe('CompactionRepository job rows (real Postgres)', () => {
     db = await createTestDatabase('jobs');
     prisma = new PrismaService(db.url);
     pg = new PgPoolService(db.url);
-    jobs = new CompactionRepository(prisma);
+    jobs = new CompactionRepository(prisma, pg);
   });
   afterAll(async () => {
     await prisma?.$disconnect();
