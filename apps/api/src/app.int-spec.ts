@@ -43,6 +43,8 @@ describe('API basics (real PostgreSQL and Redis)', () => {
       .send({ model: 'gpt-4o', contextWindow: 8_000, outputReserve: 1_000, format: 'openai', messages: [{ role: 'user', content: text }] })
       .expect(201);
     expect(res.body.compaction).toMatchObject({ scheduled: true });
+    // What the compaction scheduled on the request path cost (issue #21): the job row, then the queue, as their own stages.
+    expect(res.headers['server-timing']).toMatch(/, write;dur=[\d.]+, jobrow;dur=[\d.]+, enqueue;dur=[\d.]+, schedule;dur=[\d.]+$/);
     const scrape = await http().get('/metrics').expect(200);
     const waiting = Number(/compactor_queue_jobs\{queue="compaction",state="waiting"\} (\d+)/.exec(scrape.text)?.[1]);
     expect(waiting).toBeGreaterThanOrEqual(1);

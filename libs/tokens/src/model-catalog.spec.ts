@@ -171,6 +171,28 @@ describe('resolveModel', () => {
   });
 });
 
+describe('resolveModel memo (issue #21: every append resolves its model)', () => {
+  it('answers a repeated id with the same frozen lookup, unknown ids included', () => {
+    for (const id of ['claude-sonnet-4-5', 'gpt-4o', 'llama3.1:8b', `no-such-model-${Math.random()}`]) {
+      const first = resolveModel(id);
+      expect(resolveModel(id)).toBe(first);
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(Object.isFrozen(first.spec)).toBe(true);
+      expect(() => {
+        (first.spec as { contextWindow: number }).contextWindow = 1;
+      }).toThrow(TypeError);
+    }
+  });
+
+  it('stays bounded and correct past its size: ids resolved after it was cleared are the same lookups', () => {
+    const before = resolveModel('gpt-4o');
+    for (let i = 0; i < 2_500; i += 1) expect(resolveModel(`client-model-${i}`).spec.id).toBe(`client-model-${i}`);
+    const after = resolveModel('gpt-4o');
+    expect(after).toEqual(before);
+    expect(resolveModel('client-model-7').known).toBe(false);
+  });
+});
+
 describe('MODEL_CATALOG', () => {
   it('has unique ids, each resolving to itself', () => {
     const ids = MODEL_CATALOG.map((spec) => spec.id);

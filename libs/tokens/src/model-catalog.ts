@@ -525,6 +525,21 @@ function describeEstimate(spec: ModelSpec): string {
  */
 export function resolveModel(id: string): ResolvedModel {
   const raw = typeof id === 'string' ? id : '';
+  // Every append resolves its session's model (issue #21): a lookup is memoized per id, frozen, in a bounded map.
+  const cached = RESOLVED.get(raw);
+  if (cached) return cached;
+  if (RESOLVED.size >= RESOLVED_MAX) RESOLVED.clear();
+  // Frozen: callers share it (every spec in it is frozen already).
+  const resolved = Object.freeze(lookUpModel(raw));
+  RESOLVED.set(raw, resolved);
+  return resolved;
+}
+
+/** Ids resolved so far; cleared when it holds RESOLVED_MAX (ids come from clients, so the map must not grow without bound). */
+const RESOLVED = new Map<string, ResolvedModel>();
+const RESOLVED_MAX = 1_000;
+
+function lookUpModel(raw: string): ResolvedModel {
   const s = normalize(raw);
   if (s && s !== 'unknown') {
     // A Claude id is read by its tier and version first: `claude-opus-4-8` is not `claude-opus-4` with a suffix.
@@ -534,7 +549,7 @@ export function resolveModel(id: string): ResolvedModel {
     if (open) return open;
   }
   return {
-    spec: { ...DEFAULT_MODEL_SPEC, id: raw },
+    spec: freezeSpec({ ...DEFAULT_MODEL_SPEC, id: raw }),
     known: false,
     warning:
       `Unknown model "${raw}": tokens are estimated (${describeEstimate(DEFAULT_MODEL_SPEC)}) with a ` +

@@ -31,7 +31,7 @@ export class CompactionScheduler implements OnModuleInit, OnApplicationShutdown 
   async schedule(
     session: { id: string; tenantId: string; policy: unknown },
     trigger: CompactionTrigger,
-    options: { jobId?: string; dryRun?: boolean } = {},
+    options: { jobId?: string; dryRun?: boolean; timing?: { mark(stage: string): void } } = {},
   ): Promise<ScheduledCompaction> {
     const id = await this.compactions.createJob({
       sessionId: session.id,
@@ -41,11 +41,14 @@ export class CompactionScheduler implements OnModuleInit, OnApplicationShutdown 
       dryRun: options.dryRun ?? false,
       ...(options.jobId ? { id: options.jobId } : {}),
     });
+    // An append's Server-Timing (issue #21: what a compaction scheduled on the request path costs): the job row, then the queue.
+    options.timing?.mark('jobrow');
     try {
       // A dry run changes nothing, so it never folds into (or displaces) a real run.
       const where = await this.queue.enqueueCompaction({ jobId: id, sessionId: session.id, tenantId: session.tenantId }, { dryRun: options.dryRun });
       // Folded into a job that has not started: that run covers this trigger's messages, and the row says which it is.
       if (where.kind === 'folded') await this.compactions.supersede(id, where.into);
+      options.timing?.mark('enqueue');
       return { jobId: id, queued: true };
     } catch (error) {
       this.logger.warn(`Could not enqueue compaction ${id}: ${(error as Error).message}`);

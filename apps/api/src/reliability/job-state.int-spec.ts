@@ -1,4 +1,4 @@
-import { CompactionRepository, JobTakenOver, PrismaService } from '@compactor/persistence';
+import { CompactionRepository, JobTakenOver, PgPoolService, PrismaService } from '@compactor/persistence';
 import { longSweAgentSession, pollUntil, RunningApp, startWorkerFor } from '@compactor/testing';
 import request from 'supertest';
 import { startTestApi, TestApi } from '../test-app';
@@ -84,7 +84,7 @@ describe('compaction job rows and BullMQ', () => {
     const id = `takeover-${Date.now()}`;
     await append(id, LONG.slice(0, 4));
     const session = await prisma().session.findFirstOrThrow({ where: { externalId: id } });
-    const jobs = new CompactionRepository(prisma());
+    const jobs = new CompactionRepository(prisma(), api.app.get(PgPoolService));
     const jobId = await jobs.createJob({ sessionId: session.id, tenantId: session.tenantId, trigger: 'manual', policy: {} });
     const stalled = await jobs.startJob(jobId);
     const takeover = await jobs.startJob(jobId);

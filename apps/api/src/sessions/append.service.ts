@@ -111,7 +111,10 @@ export interface AppendOptions {
    * counted once stored, never refused here.
    */
   appendedTokens?: 'reserve' | 'charge';
-  /** Marks the append's stages (`count`: parse, validate and count; `write`: plan and the guarded write; `schedule`) for Server-Timing. */
+  /**
+   * Marks the append's stages (`count`: parse, validate and count; `write`: plan and the guarded write; when the append
+   * schedules a compaction, `jobrow`: up to the job's row written, and `enqueue`: BullMQ's add or fold; `schedule`: the rest) for Server-Timing.
+   */
   timing?: StageTimer;
 }
 
@@ -206,15 +209,18 @@ export class AppendService {
           'messages',
         );
         if (checked.errors.length > 0) throw new ValidationFailed(checked.errors);
+        // The stored policy, parsed once for the whole plan (issue #21).
+        const policy = sessionPolicy(session);
         const added = tokens.reduce((a, b) => a + b, 0);
         const systemAdded = messages.reduce((sum, m, i) => sum + (m.role === 'system' && !m.inConversation ? tokens[i] : 0), 0);
         const usage = sessionUsage(
           { ...session, ...(requestLimits?.maxTokens !== undefined ? { requestMaxTokens: requestLimits.maxTokens } : {}), ...(toolSchemaTokens !== undefined ? { toolSchemaTokens } : {}) },
           session.contextTokens + added,
           session.systemTokens + systemAdded,
+          undefined,
+          policy,
         );
         // Crossing the threshold schedules a compaction once this append is committed.
-        const policy = sessionPolicy(session);
         // Seed 001: a call of the watermark tool marks a checkpoint and compacts whatever the fill level.
         trigger = watermarkCalled(policy, messages)
           ? 'watermark'
@@ -274,7 +280,7 @@ export class AppendService {
                     scheduled: false,
                     reason:
                       trigger !== undefined
-                        ? `preset-not-implemented:${sessionPolicy(session).preset}`
+                        ? `preset-not-implemented:${policy.preset}`
                         : usage.contextTokens >= usage.threshold
                           ? `held-until:${session.compactionHoldTokens}`
                           : 'below-threshold',
@@ -315,7 +321,7 @@ export class AppendService {
     }
     if (outcome.kind === 'appended' && snapshotTaken) this.publisher.notify(outcome.session.id);
     if (outcome.kind === 'appended' && compactionJobId && scheduleFor) {
-      const scheduled = await this.scheduler.schedule(scheduleFor, trigger ?? 'threshold', { jobId: compactionJobId });
+      const scheduled = await this.scheduler.schedule(scheduleFor, trigger ?? 'threshold', { jobId: compactionJobId, timing: options.timing });
       // Redis is down: the messages are stored; the job waits queued and the workers' sweep enqueues it when Redis returns.
       if (!scheduled.queued) return { ...(outcome.response as AppendMessagesResponse), compaction: { scheduled: false, reason: 'queue-unavailable' } };
     }

@@ -123,6 +123,8 @@ export function sessionUsage(
   contextTokens: number,
   systemTokens = session.systemTokens ?? 0,
   request?: RequestLimits,
+  /** The session's policy when the caller parsed it already (an append parses it once). */
+  policy: PolicyInput = sessionPolicy(session),
 ): SessionUsage {
   const budget = sessionBudget({ ...session, systemTokens }, request);
   return {
@@ -130,6 +132,6 @@ export function sessionUsage(
     budget: budget.budget,
     available: budget.available,
     utilization: budget.budget > 0 ? Math.round((contextTokens / budget.budget) * 1e6) / 1e6 : 1,
-    threshold: thresholdTokens(budget, sessionPolicy(session)),
+    threshold: thresholdTokens(budget, policy),
   };
 }
