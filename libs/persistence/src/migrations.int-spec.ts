@@ -94,6 +94,8 @@ const RAW_SQL_ONLY = [
   'ALTER TABLE "sessions" ALTER COLUMN "external_id" SET STATISTICS 1000;',
   // 20261128040000_messages_lz4_compression: a message's texts are compressed with lz4, not pglz.
   'ALTER TABLE "messages" ALTER COLUMN "blocks" SET COMPRESSION lz4, ALTER COLUMN "meta" SET COMPRESSION lz4, ALTER COLUMN "raw" SET COMPRESSION lz4;',
+  // 20261128180000_sessions_llm_outage_hold_index: the sweep's lookup of llm-outage holds (a partial index).
+  `CREATE INDEX "sessions_llm_outage_hold_idx" ON "sessions"("compaction_hold_at") WHERE "compaction_hold_reason" = 'llm-outage' AND "compaction_hold_tokens" IS NOT NULL;`,
 ];
 
 /** Turns messages into a table partitioned by HASH(session_id), moving its rows. */
