@@ -67,7 +67,71 @@ export function rankUnits(input: RankInput): Unit[] {
     if (f.verbs.length === 0) score *= 0.5;
     units.push({ text, pos: f.lastPos, source: 'assistant', form: 'file', category: 'file', score, facts: [], norm: normForDedupe(text), message: -1 });
   }
-  return diversify(dedupe(dropSuperseded(units)));
+  return diversify(dedupe(dropSuperseded(discountBoilerplate(units, input.raw))));
+}
+
+/** A sentence frame said this many times in one span, with other names in its slots, is boilerplate. */
+const BOILERPLATE_REPEATS = 3;
+
+/**
+ * A unit's frame: its words lower-cased, with every token that names something (holds a digit,
+ * `_`, `/`, `.`, `-`, a backtick, a quote, or a capital after its first letter) as one slot.
+ * "I'll grep for callers of `a_b` first" and "I'll grep for callers of `c_d` first" share one.
+ */
+export function sentenceFrame(text: string): string {
+  const words: string[] = [];
+  for (const raw of text.split(/\s+/)) {
+    if (!raw) continue;
+    const token = trimPunctuation(raw);
+    if (!token) continue;
+    const slot = SLOT_CHARS.test(token) || (token.length > 1 && token.slice(1) !== token.slice(1).toLowerCase());
+    const word = slot ? '#' : token.toLowerCase();
+    if (word === '#' && words[words.length - 1] === '#') continue;
+    words.push(word);
+  }
+  return words.join(' ');
+}
+
+const SLOT_CHARS = /[0-9_/.`'"\\-]/;
+const EDGE_PUNCTUATION = new Set([...',;:!?()[]{}'].map((c) => c.charCodeAt(0)));
+
+function trimPunctuation(token: string): string {
+  let start = 0;
+  let end = token.length;
+  while (start < end && EDGE_PUNCTUATION.has(token.charCodeAt(start))) start++;
+  while (end > start && (EDGE_PUNCTUATION.has(token.charCodeAt(end - 1)) || token.charCodeAt(end - 1) === 46)) end--;
+  return token.slice(start, end);
+}
+
+/**
+ * Redundancy is low information: prose whose frame recurs in the span (the agent's stock
+ * narration, "Let me look at `x`", said again and again with another name) weighs less the more
+ * often it recurs, so a statement said once is not crowded out by it. The user's constraints,
+ * units carrying a setting's value, tool output, commands and file records keep their score.
+ */
+export function discountBoilerplate(units: Unit[], raw: readonly RawUnit[]): Unit[] {
+  const frames = new Map<string, number>();
+  const frameOf = new Map<string, string>();
+  const frame = (text: string) => {
+    let f = frameOf.get(text);
+    if (f === undefined) {
+      f = sentenceFrame(text);
+      frameOf.set(text, f);
+    }
+    return f;
+  };
+  for (const r of raw) {
+    if (r.form !== 'prose' || r.source === 'tool') continue;
+    const f = frame(r.text);
+    // Too short to be a frame of its own ("Done.", "Thanks.").
+    if (f.split(' ').length < 4) continue;
+    frames.set(f, (frames.get(f) ?? 0) + 1);
+  }
+  return units.map((u) => {
+    if (u.form !== 'prose' || u.source === 'tool' || u.facts.length > 0 || (u.category === 'constraint' && u.source === 'user')) return u;
+    const n = frames.get(frame(u.text)) ?? 0;
+    return n >= BOILERPLATE_REPEATS ? { ...u, score: u.score / (1 + Math.log2(n - 1)) } : u;
+  });
 }
 
 /**
