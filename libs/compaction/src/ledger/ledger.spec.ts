@@ -171,6 +171,16 @@ describe('recognizers (general shapes of shell output, code and language)', () =
     expect(constraintSentences('Please keep the public API as it is.')).toEqual([{ text: 'Please keep the public API as it is.', strong: false }]);
   });
 
+  it('"must have" with a participle infers and "is no longer" describes: neither binds (the demonstration in pydicom-1458__gpt4.traj)', () => {
+    const pydicom = FactsLedger.of(sweAgent('pydicom-1458__gpt4.traj')).entries().filter((e) => e.kind === 'constraint').map((e) => e.value);
+    expect(pydicom).not.toContain("rm doesn't have any output when it deletes successfully, so that must have worked.");
+    expect(pydicom).not.toContain("Let's remove the reproduce.py file since it is no longer needed.");
+    // The binding uses of the same words still bind.
+    expect(constraintSentences('You must have a test for every fix.')).toEqual([{ text: 'You must have a test for every fix.', strong: true }]);
+    expect(constraintSentences('We no longer support Python 2.')).toEqual([{ text: 'We no longer support Python 2.', strong: true }]);
+    expect(pydicom).toContain('Always start by trying to replicate the bug that the issues discusses.');
+  });
+
   it('exit status from the output, or failed for an error result', () => {
     expect(exitStatusOf('...\nProcess exited with code 2', false)).toBe('exit 2');
     expect(exitStatusOf('boom', true)).toBe('failed');

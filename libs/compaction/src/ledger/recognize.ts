@@ -290,12 +290,37 @@ export function constraintSentences(text: string): { text: string; strong: boole
     let soft = false;
     for (let i = 0; i < words.length && !strong; i++) {
       const pair = i + 1 < words.length ? `${words[i]} ${words[i + 1]}` : '';
+      if (describesNotBinds(words, i)) continue;
       strong = STRONG_MODAL.has(words[i]) || STRONG_PAIRS.has(pair);
       soft ||= SOFT_MODAL.has(words[i]) || SOFT_PAIRS.has(pair);
     }
     if (strong || soft) out.push({ text: s, strong });
   }
   return out;
+}
+
+const COPULA = new Set("is are was were be been being isn't aren't wasn't weren't".split(' '));
+
+const IRREGULAR_PARTICIPLES = new Set('been done gone had made got run seen set put read left built sent kept lost found meant held brought caught taught thought bought'.split(' '));
+
+/** Regular participles (-ed) and the -en/-wn ones (broken, shown), plus the common irregular ones. */
+function isPastParticiple(word: string | undefined): boolean {
+  if (!word || word.length < 3) return false;
+  return word.endsWith('ed') || word.endsWith('en') || word.endsWith('wn') || IRREGULAR_PARTICIPLES.has(word);
+}
+
+/**
+ * English uses two of the binding words to describe rather than to bind: "must have" with a past
+ * participle infers ("so that must have worked"), and "no longer" after a form of "be" states a
+ * condition ("since it is no longer needed"). Neither asks anything of the agent (both seen in the
+ * demonstration SWE-agent sends in its first user message, pydicom-1458__gpt4.traj).
+ */
+function describesNotBinds(words: string[], i: number): boolean {
+  // "must have" + a noun still binds ("you must have a test for it"): only a past participle makes it an inference.
+  if (words[i] === 'must' && words[i + 1] === 'have' && isPastParticiple(words[i + 2])) return true;
+  if (words[i] === "must've" && isPastParticiple(words[i + 1])) return true;
+  if (words[i] === 'no' && words[i + 1] === 'longer' && i > 0 && COPULA.has(words[i - 1])) return true;
+  return false;
 }
 
 /** Sentences and list items: split at line ends and after `.`, `!` or `?` followed by a space. */
