@@ -9,7 +9,7 @@ import { CanonicalMessage } from '../messages/canonical';
 import { parseAnthropicMessages } from '../messages/anthropic';
 import { parseOpenAIMessages } from '../messages/openai';
 import { FactsLedger, LedgerEntry } from './ledger';
-import { checkLedger, entryText, fitEntries, isPinned, rankEntries, renderFacts } from './render';
+import { checkLedger, entryText, fitEntries, isPinned, mergeFactsSections, rankEntries, renderFacts } from './render';
 import { placeholderKeys, placeholderKeysOf } from './placeholder';
 import { constraintSentences, exitStatusOf, hashesIn, settingsIn, testResultsIn, ticketIdsIn, urlsIn } from './recognize';
 import { LEDGER_SCAN_CHARS, scanWindow } from './rules';
@@ -179,6 +179,22 @@ describe('recognizers (general shapes of shell output, code and language)', () =
     expect(constraintSentences('You must have a test for every fix.')).toEqual([{ text: 'You must have a test for every fix.', strong: true }]);
     expect(constraintSentences('We no longer support Python 2.')).toEqual([{ text: 'We no longer support Python 2.', strong: true }]);
     expect(pydicom).toContain('Always start by trying to replicate the bug that the issues discusses.');
+  });
+
+  it('merged Facts sections: each group once, the user constraints first, items without repeats', () => {
+    const a = ['- User constraints (verbatim):', '  - "Never edit the migrations."', '- Files: src/a.ts; src/b.ts'].join('\n');
+    const b = ['- Errors:', '  - E999 SyntaxError: unmatched \')\'', '- User constraints (verbatim):', '  - "Keep the CLI flags as they are."', '- Files: src/b.ts; src/c.ts'].join('\n');
+    expect(mergeFactsSections([a, undefined, b])).toBe(
+      [
+        '- User constraints (verbatim):',
+        '  - "Never edit the migrations."',
+        '  - "Keep the CLI flags as they are."',
+        '- Errors:',
+        '  - E999 SyntaxError: unmatched \')\'',
+        '- Files: src/a.ts; src/b.ts; src/c.ts',
+      ].join('\n'),
+    );
+    expect(mergeFactsSections([undefined, ''])).toBeUndefined();
   });
 
   it('exit status from the output, or failed for an error result', () => {

@@ -110,6 +110,45 @@ export function renderFacts(entries: LedgerEntry[]): string {
 }
 
 /**
+ * One Facts section from several (a merge of two checkpoints, or a section and what aging added
+ * to it): each group once, in the order `renderFacts` writes them (the user's constraints first),
+ * its items in their order of appearance without repeats.
+ */
+export function mergeFactsSections(sections: (string | undefined)[]): string | undefined {
+  const byLabel = new Map<string, { multi: boolean; items: string[] }>();
+  for (const section of sections) {
+    if (!section) continue;
+    let current: { multi: boolean; items: string[] } | undefined;
+    for (const line of section.split('\n')) {
+      if (line.startsWith('  - ') && current?.multi) {
+        current.items.push(line.slice(4));
+        continue;
+      }
+      const colon = line.startsWith('- ') ? line.indexOf(':') : -1;
+      if (colon < 0) {
+        current = undefined;
+        continue;
+      }
+      const label = line.slice(2, colon);
+      const rest = line.slice(colon + 1).trim();
+      const group = byLabel.get(label) ?? { multi: rest.length === 0, items: [] };
+      byLabel.set(label, group);
+      if (rest) group.items.push(...rest.split('; '));
+      current = group;
+    }
+  }
+  const order = [...GROUPS.map((g) => g.label), ...[...byLabel.keys()].filter((l) => !GROUPS.some((g) => g.label === l))];
+  const lines: string[] = [];
+  for (const label of order) {
+    const group = byLabel.get(label);
+    if (!group || group.items.length === 0) continue;
+    const items = [...new Set(group.items)];
+    lines.push(group.multi ? [`- ${label}:`, ...items.map((i) => `  - ${i}`)].join('\n') : `- ${label}: ${items.join('; ')}`);
+  }
+  return lines.join('\n') || undefined;
+}
+
+/**
  * The highest-weighted entries whose Facts section fits `maxTokens` (pinned entries always, even
  * over it: Guarantee 3), in rank order; and the ones that did not fit.
  */

@@ -245,3 +245,46 @@ describe('balanced summarizes only what the budget needs', () => {
     expect(out.tokensAfter).toBeGreaterThan(Math.floor(0.4 * budget));
   });
 });
+
+describe('balanced: aging shortens prose, never the top of the ledger (SPEC.md "Facts ledger")', () => {
+  /** Echoes the transcript's error lines in a first summary (so its Facts section needs none); an aging call answers one bland line. */
+  class ErrorEchoingSummarizer implements Summarizer {
+    readonly provider = 'test';
+    readonly model = 'echo-errors';
+    readonly deterministic = true;
+    kinds: string[] = [];
+    readonly contextWindow = 1_000_000;
+    async summarize(request: SummarizeRequest) {
+      this.kinds.push(request.kind);
+      const transcript = renderTranscript(request.messages);
+      const errors = transcript.split('\n').filter((l) => l.includes('Error'));
+      // A first summary as long as its target (aging then has to shorten it): the error lines, then the transcript's opening words.
+      const words = transcript.split(/\s+/).slice(0, Math.floor(request.targetTokens * 0.6));
+      const out = request.kind === 'merge' ? 'The agent kept reading files.' : [...errors.slice(0, 3), words.join(' ')].join('\n');
+      return { text: out, usage: { inputTokens: 100, outputTokens: 20, costUsd: 0 }, provider: 'test', model: 'echo-errors', attempts: 1 };
+    }
+  }
+  // The exception pydicom-1458__gpt4.traj (testdata/swe-agent-trajectories) runs into.
+  const ERROR = 'AttributeError: Unable to convert the pixel data as the following required elements are missing from the dataset: PixelRepresentation';
+
+  it('an error the first summary said in its prose moves to the Facts section when aging rewrites that prose', async () => {
+    const all = agentSession(120, { size: 10, talk: 8 });
+    // The agent's second tool output fails with the error.
+    const failing = all.findIndex((m, i) => i > 3 && m.blocks.some((b) => b.type === 'tool_result'));
+    all[failing] = { ...all[failing], blocks: all[failing].blocks.map((b) => (b.type === 'tool_result' ? { ...b, content: `Traceback (most recent call last):\n  File "reproduce.py", line 5, in <module>\n${ERROR}`, isError: true } : b)) };
+    const summarizer = new ErrorEchoingSummarizer();
+    let prefix = EMPTY_PREFIX;
+    const budget = 20_000;
+    for (let n = 20; n <= all.length; n += 20) {
+      const history = toSession(all.slice(0, n));
+      if (tokensOf(contextOf(history, prefix)) < 0.8 * budget) continue;
+      const out = await compactBalanced(input(history, budget, summarizer, prefix));
+      if (out.status === 'succeeded') prefix = out.prefix;
+    }
+    expect(summarizer.kinds).toContain('merge');
+    const oldest = prefix.checkpoints[0];
+    expect(oldest.level).toBeGreaterThan(0);
+    expect(oldest.text).not.toContain('PixelRepresentation');
+    expect(oldest.facts).toContain('PixelRepresentation');
+  });
+});

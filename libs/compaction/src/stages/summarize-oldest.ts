@@ -3,7 +3,9 @@ import { summarizableMessages, summarizeSpan } from '../engine/summarize';
 import { CompactionEvent, CompactionInput, SessionMessage } from '../engine/types';
 import { Checkpoint, checkpointBody, checkpointMessage, contentId, Treatment } from '../engine/version';
 import { FactsLedger } from '../ledger/ledger';
-import { CONSTRAINTS_LABEL, rankEntries } from '../ledger/render';
+import { CONSTRAINTS_LABEL, fitEntries, holds, isPinned, mergeFactsSections, rankEntries, renderFacts } from '../ledger/render';
+import { keyOf } from '../ledger/rules';
+import type { LedgerEntry } from '../ledger/ledger';
 import { ledgerEvent, LedgerTotals } from '../ledger/account';
 import { Protection } from '../engine/protection';
 import { Stage } from './stage';
@@ -52,6 +54,32 @@ function oldestSpanToSummarize(span: SessionMessage[], excess: number): SessionM
 }
 const fmt = (n: number) => n.toLocaleString('en-US');
 
+/**
+ * The Facts section after aging or merging rewrote a checkpoint's prose: the entries of its span
+ * that the old prose held and neither the new prose, its Facts section nor the goal block does
+ * are appended, by weight, within `maxTokens` (SPEC.md "Facts ledger": aging shortens prose,
+ * never the top of the ledger). Without it, an error or a setting the first summary had said in
+ * its prose (so none was appended then) was gone after the first aging step.
+ */
+function repairAgedFacts(
+  oldProse: string,
+  newProse: string,
+  facts: string | undefined,
+  span: { fromSeq: number; toSeq: number },
+  ledger: LedgerEntry[],
+  goalBlock: string,
+  maxTokens: number,
+  countText: (t: string) => number,
+): string | undefined {
+  const before = keyOf(oldProse);
+  const now = keyOf([newProse, facts ?? '', goalBlock].join('\n'));
+  const lost = ledger.filter((e) => e.lastSeq >= span.fromSeq && e.lastSeq <= span.toSeq && holds(before, e) && !holds(now, e));
+  if (lost.length === 0) return facts;
+  // Pinned entries (the user's constraints, locked decisions) are in the Facts section already: repairWithLedger lists them always.
+  const added = renderFacts(fitEntries(rankEntries(lost).filter((e) => !isPinned(e)), maxTokens, countText).kept);
+  return mergeFactsSections([facts, added]);
+}
+
 /** Ages older checkpoints (each step halves its target) and merges the oldest while all together exceed their cap. */
 async function ageAndMergeCheckpoints(
   checkpoints: Checkpoint[],
@@ -61,10 +89,14 @@ async function ageAndMergeCheckpoints(
   params: Pick<SummarizeOldestParams, 'instructions'>,
   account: (r: { usage: LlmUsage; attempts: number }) => void,
   events: CompactionEvent[],
+  ledger: () => LedgerEntry[],
 ): Promise<Checkpoint[]> {
   const aged: Checkpoint[] = [];
-  // Aging shortens the prose; the Facts section stays as it is (SPEC.md "Facts ledger").
+  // Aging shortens the prose; the Facts section stays, and takes what the shorter prose no longer says (SPEC.md "Facts ledger").
   const prose = (c: Checkpoint): Checkpoint => ({ ...c, facts: undefined });
+  const goalBlock = input.prefix.goalBlock?.text ?? '';
+  const repair = (oldProse: string, newProse: string, facts: string | undefined, span: { fromSeq: number; toSeq: number }, target: number) =>
+    repairAgedFacts(oldProse, newProse, facts, span, ledger(), goalBlock, Math.max(30, Math.floor(target / 2)), input.countText);
   for (const c of checkpoints) {
     const level = c.level + 1;
     const target = Math.max(50, Math.floor(newTarget / 2 ** level));
@@ -78,13 +110,14 @@ async function ageAndMergeCheckpoints(
       input.signal,
     );
     account({ usage: r.usage, attempts: r.attempts });
-    const body = checkpointBody({ text: r.text, facts: c.facts });
+    const facts = repair(c.text, r.text, c.facts, c, target);
+    const body = checkpointBody({ text: r.text, facts });
     const tokens = input.countText(body);
     if (tokens >= c.tokens) {
       aged.push({ ...c, level });
       continue;
     }
-    const next: Checkpoint = { ...c, id: contentId('ckpt', c.fromSeq, c.toSeq, body), level, text: r.text, tokens, agedFromId: c.id };
+    const next: Checkpoint = { ...c, id: contentId('ckpt', c.fromSeq, c.toSeq, body), level, text: r.text, ...(facts ? { facts } : {}), tokens, agedFromId: c.id };
     events.push({ type: 'checkpoint-aged', line: `Aged checkpoint ${c.fromSeq}–${c.toSeq} to level ${level}: ${fmt(c.tokens)} → ${fmt(tokens)} tokens` });
     aged.push(next);
   }
@@ -97,7 +130,7 @@ async function ageAndMergeCheckpoints(
       input.signal,
     );
     account({ usage: r.usage, attempts: r.attempts });
-    const facts = [a.facts, b.facts].filter(Boolean).join('\n') || undefined;
+    const facts = repair(`${a.text}\n${b.text}`, r.text, mergeFactsSections([a.facts, b.facts]), { fromSeq: a.fromSeq, toSeq: b.toSeq }, target);
     const body = checkpointBody({ text: r.text, facts });
     const merged: Checkpoint = {
       id: contentId('ckpt', a.fromSeq, b.toSeq, body),
@@ -134,13 +167,16 @@ export const summarizeOldest: Stage<SummarizeOldestParams, SummarizeOldestNotes>
   let checkpoints = prefix.checkpoints;
   let coversThroughSeq = prefix.coversThroughSeq;
   try {
+    let built: FactsLedger | undefined = input.ledger;
+    const ledgerOf = () => (built ??= FactsLedger.of(input.history));
+    let all: LedgerEntry[] | undefined;
     const older = capFacts(
-      await ageAndMergeCheckpoints(checkpoints, target, Math.floor(params.checkpointsMaxFraction * input.budget) - target, input, params, account, events),
+      await ageAndMergeCheckpoints(checkpoints, target, Math.floor(params.checkpointsMaxFraction * input.budget) - target, input, params, account, events, () => (all ??= ledgerOf().entries())),
       Math.floor((params.ledgerMaxFraction - params.ledgerFraction) * input.budget),
       input.countText,
     );
     // The span's ledger: entries whose latest mention the checkpoint is about to replace.
-    const ledger = input.ledger ?? FactsLedger.of(input.history);
+    const ledger = ledgerOf();
     const from = span[0].seq;
     const to = span[span.length - 1].seq;
     const entries = rankEntries(
