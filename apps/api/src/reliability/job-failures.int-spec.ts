@@ -250,7 +250,11 @@ describe('compaction jobs that fail for good', () => {
         { timeoutMs: 40_000, what: `BullMQ to give up on job ${jobId} (worker: ${worker.output().slice(-1500)})` },
       );
       const gaveUpMs = Date.now() - started;
-      expect(gaveUp.attemptsMade).toBe(5);
+      // Said in full when it does not hold (a loaded run once saw 4): BullMQ's record of the job and the worker's log.
+      if (gaveUp.attemptsMade !== 5)
+        throw new Error(
+          `expected 5 attempts, BullMQ made ${gaveUp.attemptsMade} (started ${gaveUp.attemptsStarted}, stalled ${gaveUp.stalledCounter}, reason ${gaveUp.failedReason}, stack ${JSON.stringify(gaveUp.stacktrace)})\nworker:\n${worker.output().slice(-4000)}`,
+        );
       // Named, without the driver's text (the database's host and port): tenants read it on the job.
       expect(gaveUp.failedReason).toBe('database-unavailable: database unavailable');
       // The worker could not write while it failed: the row still says running.
