@@ -306,7 +306,9 @@ describe('compaction jobs that fail for good', () => {
   }, 90_000);
 
   it('a worker killed when no stall is allowed: BullMQ fails the job as stalled and the sweep ends the row failed; it never ran twice', async () => {
-    const env = { WORKER_MAX_STALLED_COUNT: '0', WORKER_LOCK_DURATION_MS: '2000', WORKER_STALLED_INTERVAL_MS: '500' };
+    // A lock of 4 s (renewed every second): the killed worker's run must not lose it before the kill, when a loaded
+    // machine delays a renewal by more than the 1.5 s a 2 s lock allowed (its own run would then end the row otherwise).
+    const env = { WORKER_MAX_STALLED_COUNT: '0', WORKER_LOCK_DURATION_MS: '4000', WORKER_STALLED_INTERVAL_MS: '500' };
     const killed = await startWorker(env);
     mode = 'hold';
     const before = fake.completionRequests().length;
@@ -323,7 +325,7 @@ describe('compaction jobs that fail for good', () => {
     const expected = { status: 'failed', attempts: 1, error: 'stalled: job stalled more than allowable limit' };
     const holds = row.status === expected.status && row.attempts === expected.attempts && row.error === expected.error && seen.calls === 1 && seen.queue.state === 'failed';
     if (!holds) throw new Error(`expected row ${JSON.stringify(expected)}, one LLM call and BullMQ failed; saw ${JSON.stringify(seen)}${logs}`);
-    console.log(`Stalled-limit failure: row failed ${Date.now() - killedAt} ms after the kill (lock 2 s, stalled check 0.5 s, sweep 1 s)`);
+    console.log(`Stalled-limit failure: row failed ${Date.now() - killedAt} ms after the kill (lock 4 s, stalled check 0.5 s, sweep 1 s)`);
     await worker.stop();
   }, 60_000);
 });
