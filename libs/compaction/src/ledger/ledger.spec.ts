@@ -181,6 +181,20 @@ describe('recognizers (general shapes of shell output, code and language)', () =
     expect(pydicom).toContain('Always start by trying to replicate the bug that the issues discusses.');
   });
 
+  it("the user's binding constraints have the first group to themselves; softer requests have their own, which gives way (pydicom-1458__gpt4.traj)", () => {
+    const constraints = FactsLedger.of(sweAgent('pydicom-1458__gpt4.traj'))
+      .entries()
+      .filter((e) => e.kind === 'constraint');
+    const facts = renderFacts(constraints).split('\n');
+    const requests = facts.indexOf('- User requests (verbatim):');
+    expect(facts[0]).toBe('- User constraints (verbatim):');
+    expect(requests).toBeGreaterThan(1);
+    const pinned = facts.slice(1, requests);
+    expect(pinned).toContain('  - "Always start by trying to replicate the bug that the issues discusses."');
+    expect(pinned).not.toContain('  - "Edit all the files you need to and run any checks or tests that you want."');
+    expect(facts.slice(requests)).toContain('  - "Edit all the files you need to and run any checks or tests that you want."');
+  });
+
   it('merged Facts sections: each group once, the user constraints first, items without repeats', () => {
     const a = ['- User constraints (verbatim):', '  - "Never edit the migrations."', '- Files: src/a.ts; src/b.ts'].join('\n');
     const b = ['- Errors:', '  - E999 SyntaxError: unmatched \')\'', '- User constraints (verbatim):', '  - "Keep the CLI flags as they are."', '- Files: src/b.ts; src/c.ts'].join('\n');

@@ -61,10 +61,16 @@ export function rankEntries(entries: LedgerEntry[], maxSeq = maxOf(1, entries.ma
 /** The Facts section's group of the user's constraints (the read-time fallback keeps it when a checkpoint goes). */
 export const CONSTRAINTS_LABEL = 'User constraints (verbatim)';
 
-const GROUPS: { kinds: LedgerKind[]; label: string }[] = [
-  { kinds: ['constraint'], label: CONSTRAINTS_LABEL },
+/**
+ * The groups of a Facts section, in order. The user's binding constraints (pinned: never cut,
+ * Guarantee 3) have the first group to themselves; the user's softer requests (should, please,
+ * keep, …: the ledger does not pin them) have their own, which gives way like the rest.
+ */
+const GROUPS: { kinds: LedgerKind[]; label: string; pinned?: boolean }[] = [
+  { kinds: ['constraint'], label: CONSTRAINTS_LABEL, pinned: true },
   { kinds: ['decision'], label: 'Decisions' },
   { kinds: ['task'], label: 'Open tasks' },
+  { kinds: ['constraint'], label: 'User requests (verbatim)', pinned: false },
   { kinds: ['error'], label: 'Errors' },
   { kinds: ['test'], label: 'Tests' },
   { kinds: ['path'], label: 'Files' },
@@ -101,7 +107,7 @@ export function entryText(e: LedgerEntry): string {
 export function renderFacts(entries: LedgerEntry[]): string {
   const lines: string[] = [];
   for (const g of GROUPS) {
-    const items = entries.filter((e) => g.kinds.includes(e.kind));
+    const items = entries.filter((e) => g.kinds.includes(e.kind) && (g.pinned === undefined || isPinned(e) === g.pinned));
     if (items.length === 0) continue;
     const sep = g.kinds[0] === 'constraint' || g.kinds[0] === 'error' || g.kinds[0] === 'decision' || g.kinds[0] === 'task' ? '\n  - ' : '; ';
     lines.push(`- ${g.label}:${sep === '; ' ? ' ' : sep}${items.map(entryText).join(sep)}`);
