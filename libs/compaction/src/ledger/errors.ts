@@ -14,8 +14,21 @@ const ERROR_LINE = [
   /\b[45]\d\d (Bad|Unauthorized|Forbidden|Not Found|Conflict|Too Many|Internal|Service|Gateway)/i,
 ];
 /** A named failure: an exception or error type, an error code, a panic, an HTTP error status. */
-const NAMED_FAILURE = [/\b[A-Z]\w*(Error|Exception|Violation|Fault)\b/, /\bE[A-Z]{4,}\b/, /\b(TS|E|P|CS|ERR)\d{3,5}\b/, /^(panic|fatal error|error(\[\w+\])?):/, /\bHTTP\/\d(\.\d)? [45]\d\d\b/];
-const matchesAny = (res: readonly RegExp[], line: string) => res.some((re) => re.test(line));
+const NAMED_FAILURE = [/\b[A-Z]\w*(Error|Exception|Violation|Fault)\b/, /\b(TS|E|P|CS|ERR)\d{3,5}\b/, /^(panic|fatal error|error(\[\w+\])?):/, /\bHTTP\/\d(\.\d)? [45]\d\d\b/];
+/** An errno name (ENOENT, ECONNREFUSED): E and four or more capitals, not a file name (`EDITORS.md` in an `ls` of ponyc-4593's repository). */
+const ERRNO = /\bE[A-Z]{4,}\b/g;
+function namesErrno(line: string): boolean {
+  if (!line.includes('E')) return false;
+  ERRNO.lastIndex = 0;
+  for (let m = ERRNO.exec(line); m; m = ERRNO.exec(line)) {
+    const after = m.index + m[0].length;
+    if (line[after] !== '.' || !/\w/.test(line[after + 1] ?? '')) return true;
+  }
+  return false;
+}
+const matchesAny = (res: readonly RegExp[], line: string) => res.some((re) => re.test(line)) || (res === NAMED_FAILURE && namesErrno(line));
+/** A failure line that is only its label ("ERROR:", "Error:"): what failed is on the next line (OpenHands' editor, ponyc-4593). */
+const BARE_LABEL = /^[A-Za-z][A-Za-z ]{0,19}:$/;
 /** Run summaries name no failure themselves ("Tests: 1 failed, 228 passed"); the failure line does. */
 const SUMMARY_LINE = /^(Test Suites|Tests|Ran \d|=+ .* =+$|FAILED \(|\d+ (failed|passed)|ok\s|--- (PASS|FAIL))/;
 /** The frame that names where it failed: Go's first frame after `goroutine N [running]:`, Python's last `File "…", line N, in f`. */
@@ -57,6 +70,11 @@ export function errorLines(text: string): string[] {
     if (!matchesAny(ERROR_LINE, line) && !matchesAny(NAMED_FAILURE, line)) continue;
     const named = matchesAny(NAMED_FAILURE, line);
     const next = lines[i + 1];
+    if (BARE_LABEL.test(line)) {
+      const said = lines.slice(i + 1, i + 4).find((l) => l.length > 0);
+      if (!said) continue;
+      continuation.set(i, said);
+    }
     if (named && next && indentOf(raw[i + 1]) > indentOf(raw[i]) && !matchesAny(CODE_LINE, next) && !PY_FRAME.test(next) && !matchesAny(NAMED_FAILURE, next)) continuation.set(i, next);
     scored.push({ i, score: named ? 3 : SUMMARY_LINE.test(line) ? 0 : 1 });
     // A named failure's location: the innermost Python frame before it, or the Go frame after the panic.

@@ -13,6 +13,7 @@ import { checkLedger, entryText, fitEntries, isPinned, mergeFactsSections, rankE
 import { placeholderKeys, placeholderKeysOf } from './placeholder';
 import { constraintSentences, exitStatusOf, hashesIn, settingsIn, testResultsIn, ticketIdsIn, urlsIn } from './recognize';
 import { LEDGER_SCAN_CHARS, scanWindow } from './rules';
+import { errorLines } from './errors';
 
 const TESTDATA = join(__dirname, '../../../../testdata');
 
@@ -193,6 +194,16 @@ describe('recognizers (general shapes of shell output, code and language)', () =
     expect(pinned).toContain('  - "Always start by trying to replicate the bug that the issues discusses."');
     expect(pinned).not.toContain('  - "Edit all the files you need to and run any checks or tests that you want."');
     expect(facts.slice(requests)).toContain('  - "Edit all the files you need to and run any checks or tests that you want."');
+  });
+
+  it('error lines of OpenHands outputs (ponylang__ponyc-4593): a bare "ERROR:" takes its message; a file listing is no errno', () => {
+    expect(errorLines('ERROR:\nParameter `old_str` is required for command: str_replace. ')).toEqual(['ERROR: Parameter `old_str` is required for command: str_replace.']);
+    const ls =
+      'BUILD.md  CHANGELOG.md  CMakeLists.txt  CODE_OF_CONDUCT.md  CONTRIBUTING.md  EDITORS.md  INSTALL.md  INSTALL_DOCKER.md  LICENSE  Makefile  README.md  RELEASE_PROCESS.md  STYLE_GUIDE.md  SUPPORT.md  SYSTEMATIC_TESTING.md  VERSION  benchmark  examples  lib  make.ps1  minimal-cases  packages  pony.cloc  pony.g  src  test';
+    expect(errorLines(ls)).toEqual([]);
+    // An errno name still names a failure.
+    expect(errorLines('Error: connect ECONNREFUSED 127.0.0.1:5432')).toEqual(['Error: connect ECONNREFUSED 127.0.0.1:5432']);
+    expect(errorLines('cp: cannot stat x: ENOENT')).toHaveLength(1);
   });
 
   it('merged Facts sections: each group once, the user constraints first, items without repeats', () => {
