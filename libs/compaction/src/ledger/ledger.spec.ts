@@ -206,6 +206,22 @@ describe('recognizers (general shapes of shell output, code and language)', () =
     expect(errorLines('cp: cannot stat x: ENOENT')).toHaveLength(1);
   });
 
+  it("a user's sentence that names errors is still the user's own words: its constraint is pinned (claude-code 1af7fc5e, SWE-agent)", () => {
+    const claude = FactsLedger.of(claudeCode('1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl'))
+      .entries()
+      .filter((e) => e.kind === 'constraint' && isPinned(e))
+      .map((e) => e.value);
+    expect(claude.some((c) => c.includes('do not repeat yourself and do not include obvious instructions like "Provide helpful error messages to users"'))).toBe(true);
+    const pydicom = FactsLedger.of(sweAgent('pydicom-1458__gpt4.traj'))
+      .entries()
+      .filter((e) => e.kind === 'constraint' && isPinned(e))
+      .map((e) => e.value);
+    expect(pydicom).toContain('DO NOT re-run the same failed edit command.');
+    // A pasted report in a user message is not: its named exception keeps it an error line only.
+    const pasted = FactsLedger.of([{ seq: 1, message: { role: 'user', blocks: [{ type: 'text', text: "I get this:\nValueError: Reference at 'refs/heads/main' does not exist, cannot continue" }] } }]).entries();
+    expect(pasted.filter((e) => e.kind === 'constraint')).toEqual([]);
+  });
+
   it('merged Facts sections: each group once, the user constraints first, items without repeats', () => {
     const a = ['- User constraints (verbatim):', '  - "Never edit the migrations."', '- Files: src/a.ts; src/b.ts'].join('\n');
     const b = ['- Errors:', '  - E999 SyntaxError: unmatched \')\'', '- User constraints (verbatim):', '  - "Keep the CLI flags as they are."', '- Files: src/b.ts; src/c.ts'].join('\n');

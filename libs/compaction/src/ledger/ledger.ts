@@ -248,7 +248,7 @@ export class FactsLedger {
           scanLines(mentions, lines);
           // The user's own words name failures in passing ("the test failed", "cannot find it"): only a pasted report's named errors count.
           scanErrors(mentions, b.text, role === 'user');
-          if (role === 'user') for (const s of constraintSentences(lines.filter((l) => l.source === 'said').map((l) => l.text).join('\n'))) mentions.push({ kind: 'constraint', value: s.text, source: 'said', ...(s.strong ? {} : { state: 'request' }) });
+          if (role === 'user') for (const s of constraintSentences(lines.filter((l) => l.source === 'said' || l.own).map((l) => l.text).join('\n'))) mentions.push({ kind: 'constraint', value: s.text, source: 'said', ...(s.strong ? {} : { state: 'request' }) });
         }
       } else if (b.type === 'tool_use') {
         const command = SHELL_TOOL.test(b.name) && isRecord(b.input) ? commandOfInput(b.input.command ?? b.input.cmd) : undefined;

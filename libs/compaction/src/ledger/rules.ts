@@ -386,9 +386,15 @@ const CODE_STATEMENT = /^\s*(?:raise|throw|except|catch|class|def|function|impor
 const isCodeLine = (line: string, inDiff: boolean) => NUMBERED_LINE.test(line) || (inDiff && /^[+\- ]/.test(line)) || CODE_STATEMENT.test(line);
 export const isErrorLine = (line: string) => ERROR_WORDS.test(line) || PYTEST_ERROR.test(line) || errorCodesIn(line).length > 0;
 
+/** A line that starts like a tool's report: `fatal:`, `ValueError:`, `npm ERR!`-style labels. */
+const REPORT_LABEL = /^\s*[\w.[\]-]+:/;
+const NAMED_EXCEPTION = /\b[A-Z]\w*(?:Error|Exception)\b/;
+
 export interface Line {
   text: string;
   source: Source;
+  /** A user's line that names a failure in the user's own words ("never let X end up in exceptions"): an `error` line, and said. */
+  own?: boolean;
 }
 
 /**
@@ -409,6 +415,8 @@ export function classifyNonAssistant(text: string, role: 'user' | 'tool'): Line[
     for (let j = fence.start + 1; j < end; j++) if (out[j].source !== 'error') out[j].source = lines <= MAX_CODE_LINES ? 'code' : 'output';
     fence = undefined;
   };
+  const pastedLine = (line: string) =>
+    NUMBERED_LINE.test(line) || INDENTED.test(line) || FRAME_LINE.test(line) || DIFF_HEADER.test(line) || (inDiff && /^[+-]/.test(line)) || isListingLine(line);
   for (let i = 0; i < raw.length; i++) {
     const line = raw[i];
     const open = FENCE.exec(line);
@@ -419,6 +427,9 @@ export function classifyNonAssistant(text: string, role: 'user' | 'tool'): Line[
     }
     if (!isCodeLine(line, inDiff) && isErrorLine(line)) {
       out[i].source = 'error';
+      // The user's own sentence about errors is still what the user said (a constraint may name them); a pasted report
+      // (a `fatal:` or `ValueError:` label, a named exception, an error code) is not.
+      if (role === 'user' && !fence && !pastedLine(line) && !REPORT_LABEL.test(line) && !NAMED_EXCEPTION.test(line) && errorCodesIn(line).length === 0) out[i].own = true;
       if (/^\s*[\w.]*(?:Error|Exception)\b/.test(line)) {
         for (let j = i - 1; j >= Math.max(0, i - 3); j--) {
           if (/^\s*File ".*", line \d+/.test(raw[j])) {
@@ -430,14 +441,7 @@ export function classifyNonAssistant(text: string, role: 'user' | 'tool'): Line[
       continue;
     }
     if (role === 'tool' || fence) continue;
-    const pasted =
-      NUMBERED_LINE.test(line) ||
-      INDENTED.test(line) ||
-      FRAME_LINE.test(line) ||
-      DIFF_HEADER.test(line) ||
-      (inDiff && /^[+-]/.test(line)) ||
-      isListingLine(line);
-    if (!pasted) out[i].source = 'said';
+    if (!pastedLine(line)) out[i].source = 'said';
   }
   if (fence) closeFence(raw.length);
   return out.filter((l) => l.text.trim().length > 0);
