@@ -314,8 +314,16 @@ export function report(ctx) {
     lines.push(
       `- 0 hard-check failures — ${verdict(hardAll === 0)} (${hardAll}, all sets and budgets).`,
       `- Above both baselines at every set and budget — ${verdict(versus.every((v) => v.ok))} (${versus.map((v) => `${v.label}: ${pct(v.ours)} vs truncation ${pct(v.t)}, masking ${pct(v.m)}`).join('; ')}).`,
-      '',
     );
+    // Issue #14's targets, measured on every set the run has (they are also measured on sessions the project never sees).
+    const quarter = sets.filter((set) => set.budgets.some((b) => b.id === 'b')).map((set) => ({ set, agg: row(set.id, 'b', 'balanced') }));
+    if (quarter.length)
+      lines.push(`- At least 90% retention at 25% of the session on every set — ${verdict(quarter.every((q) => q.agg.overall >= 0.9))} (${quarter.map((q) => `${setName(q.set.id)} ${pct(q.agg.overall)}`).join(', ')}).`);
+    lines.push(`- At least 15 points above masking at every set and budget — ${verdict(versus.every((v) => v.ours - v.m >= 0.15))} (${versus.map((v) => `${v.label}: ${fmt((v.ours - v.m) * 100, 0)} pp`).join('; ')}).`);
+    const realSummary = sets.some((set) => set.id === 'real' && set.budgets.some((b) => b.id === 's')) ? row('real', 's', 'balanced') : undefined;
+    if (realSummary) lines.push(`- At least 70% at Claude Code's summary size on the real traces — ${verdict(realSummary.overall >= 0.7)} (${pct(realSummary.overall)}, ${realSummary.kept}/${realSummary.total}).`);
+    const fills = sets.flatMap((set) => set.budgets.map((b) => ({ label: `${setName(set.id)} ${b.short}`, fill: row(set.id, b.id, 'balanced').fill })));
+    lines.push(`- Served context at least 75% of the budget (median fill after the first compaction) — ${verdict(fills.every((f) => f.fill >= 0.75))} (${fills.map((f) => `${f.label} ${pct(f.fill)}`).join(', ')}).`, '');
     const lost = runs.filter((r) => r.method === 'balanced' && r.retained).flatMap((r) => factsBySession.get(r.session).filter((f) => !r.retained[f.id]).map((f) => ({ r, f })));
     if (lost.length) {
       const byCat = CATEGORIES.map((c) => ({ c, items: lost.filter((x) => x.f.category === c.id) })).filter((x) => x.items.length);
