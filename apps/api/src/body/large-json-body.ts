@@ -2,6 +2,7 @@ import { ValidationFailed } from '@compactor/compaction';
 import path from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import { Worker } from 'node:worker_threads';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { MAX_JSON_DEPTH } from './json-body-limits';
 // A type-only import, which also puts json-body-worker.ts in every build that includes this file.
 import type { ParseReply, ParseRequest } from './json-body-worker';
@@ -93,6 +94,75 @@ export function isLargeJsonBody(req: IncomingMessage & { is?(type: string): stri
   if (!req.is?.('application/json')) return false;
   const charset = /;\s*charset\s*=\s*"?([\w-]{1,40})/i.exec(req.headers['content-type'] ?? '')?.[1];
   return charset === undefined || charset.toLowerCase() === 'utf-8';
+}
+
+/** The content encodings a streamed body may have (express.json's: gzip, deflate, br; anything else it answers 415). */
+const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = { gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress };
+
+/**
+ * Whether this request's JSON body is read as a stream and parsed on the worker thread whatever its size: a chunked
+ * body (no Content-Length, so its size is known only at its end) or a compressed one (its inflated size is known only
+ * then too). Either could be megabytes that express.json would decode and parse in one tick of the event loop.
+ */
+export function isStreamedJsonBody(req: IncomingMessage & { is?(type: string): string | false | null }): boolean {
+  const encoding = req.headers['content-encoding']?.toLowerCase();
+  const compressed = encoding !== undefined && encoding !== 'identity' && DECODERS[encoding] !== undefined;
+  if (!compressed && req.headers['transfer-encoding'] === undefined) return false;
+  if (!req.is?.('application/json')) return false;
+  const charset = /;\s*charset\s*=\s*"?([\w-]{1,40})/i.exec(req.headers['content-type'] ?? '')?.[1];
+  return charset === undefined || charset.toLowerCase() === 'utf-8';
+}
+
+/**
+ * Reads a chunked or compressed body (isStreamedJsonBody) into one buffer of its own (transferable to the worker:
+ * never a slice of Node's shared pool), decompressing off the event loop (zlib runs on libuv's threads), with
+ * express.json's errors: over the limit once inflated 413, a corrupt encoding 400, an aborted request 400. After an
+ * error the rest of the request is read off before `done` is called.
+ */
+export function readStreamedBody(req: IncomingMessage, limitBytes: number, done: (error: Error | undefined, body?: Buffer) => void): void {
+  const encoding = req.headers['content-encoding']?.toLowerCase();
+  const decoder = encoding !== undefined && encoding !== 'identity' ? DECODERS[encoding]?.() : undefined;
+  const source: NodeJS.ReadableStream = decoder ? req.pipe(decoder) : req;
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let finished = false;
+  const finish = (error: Error | undefined, body?: Buffer) => {
+    if (finished) return;
+    finished = true;
+    if (!error) return done(undefined, body);
+    if (decoder) {
+      req.unpipe(decoder);
+      decoder.removeAllListeners('data');
+    }
+    req.removeAllListeners('data');
+    req.resume();
+    if (req.complete || req.destroyed) return done(error);
+    let called = false;
+    const after = () => {
+      if (called) return;
+      called = true;
+      done(error);
+    };
+    req.once('end', after);
+    req.once('close', after);
+  };
+  source.on('data', (chunk: Buffer) => {
+    if (finished) return;
+    received += chunk.length;
+    if (received > limitBytes) return finish(bodyParserError(413, 'entity.too.large', 'request entity too large', { length: received, limit: limitBytes }));
+    chunks.push(chunk);
+  });
+  source.once('end', () => {
+    if (finished) return;
+    const body = Buffer.allocUnsafeSlow(received);
+    let at = 0;
+    for (const chunk of chunks) at += chunk.copy(body, at);
+    chunks.length = 0;
+    finish(undefined, body);
+  });
+  if (decoder) decoder.once('error', () => finish(bodyParserError(400, 'encoding.invalid', `the ${encoding} body could not be decoded`)));
+  req.once('aborted', () => finish(bodyParserError(400, 'request.aborted', 'request aborted', { received })));
+  req.once('error', (error) => finish(bodyParserError(400, 'request.aborted', error.message, { received })));
 }
 
 /**

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import zlib from 'node:zlib';
 import { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { startProxyTestStack, ProxyTestStack } from '../proxy/proxy-test-stack';
@@ -265,6 +266,52 @@ describe('request bodies: authentication before parsing, depth and text limits',
         req.end();
       });
       expect(res).toEqual({ status: 400, body: { error: { code: 'invalid_json', message: 'Request body is not valid JSON' } } });
+    });
+
+    /** Sends `body` as written, with the given headers, over plain HTTP (chunked when no Content-Length is set). */
+    const rawPost = (id: string, headers: Record<string, string>, chunks: Buffer[]) =>
+      new Promise<{ status: number; body: { error?: { code: string; message: string } } }>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port: port(), path: `/v1/sessions/${id}/messages`, method: 'POST', headers: { ...as(admin), 'content-type': 'application/json', ...headers } }, (r) => {
+          const out: Buffer[] = [];
+          r.on('data', (c: Buffer) => out.push(c));
+          r.on('end', () => resolve({ status: r.statusCode ?? 0, body: JSON.parse(Buffer.concat(out).toString('utf8')) }));
+        });
+        req.on('error', reject);
+        for (const c of chunks) req.write(c);
+        req.end();
+      });
+
+    it('stores a chunked body and a gzip, deflate or br one exactly, small or large (read as a stream, parsed on the worker thread)', async () => {
+      for (const [encoding, encode] of [
+        ['identity', (b: Buffer) => b],
+        ['gzip', zlib.gzipSync],
+        ['deflate', zlib.deflateSync],
+        ['br', zlib.brotliCompressSync],
+      ] as const) {
+        for (const text of ['a short one', `${pad} smile \ud83d\ude00`]) {
+          const id = sid(`streamed-${encoding}`);
+          const json = Buffer.from(JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: text }] }));
+          const body = encode(json);
+          // Chunked: written in pieces, without a Content-Length.
+          const pieces = [body.subarray(0, body.length >> 1), body.subarray(body.length >> 1)];
+          const res = await rawPost(id, encoding === 'identity' ? {} : { 'content-encoding': encoding }, pieces);
+          expect(res.status).toBe(201);
+          const history = await agent().get(`/v1/sessions/${id}/messages?limit=10`).set(as(admin)).expect(200);
+          expect(history.body.messages[0].message.content).toBe(text);
+        }
+      }
+    });
+
+    it('answers a compressed body over the limit once inflated with 413, and a corrupt one with 400; nothing is stored', async () => {
+      const over = sid('gzip-over');
+      const bomb = zlib.gzipSync(Buffer.from(big(`{"role":"user","content":"${'y'.repeat(31 << 20)}"}`)));
+      const res = await rawPost(over, { 'content-encoding': 'gzip', 'content-length': String(bomb.length) }, [bomb]);
+      expect(res).toEqual({ status: 413, body: { error: { code: 'payload_too_large', message: 'Request body is larger than the limit of 32 MB' } } });
+      await expectNoSession(over);
+      const corrupt = sid('gzip-corrupt');
+      const bad = await rawPost(corrupt, { 'content-encoding': 'gzip' }, [Buffer.from('not gzip at all')]);
+      expect(bad.status).toBe(400);
+      await expectNoSession(corrupt);
     });
   });
 });

@@ -7,7 +7,7 @@ import type { RateLimits } from '../limits/rate-limits';
 import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from '../proxy/provider-errors';
 import type { ProxyAuth } from '../proxy/proxy-auth';
 import { collectAfterLargeBody } from './large-body-gc';
-import { isLargeJsonBody, LargeJsonParser, readBody, replyOutcome } from './large-json-body';
+import { isLargeJsonBody, isStreamedJsonBody, LargeJsonParser, readBody, readStreamedBody, replyOutcome } from './large-json-body';
 import { MAX_JSON_DEPTH, mayHoldUnstorableText, nestsDeeperThan, unstorableText } from './json-body-limits';
 
 export interface RequestBodyOptions {
@@ -86,9 +86,9 @@ export function requestBodyMiddleware(options: RequestBodyOptions): RequestHandl
 
   const limitBytes = options.limitMb * 1024 * 1024;
   const parser = new LargeJsonParser();
-  // A body of 1 MB or more: read here (only chunk copies on the event loop), checked and parsed on a worker thread.
+  // A body of 1 MB or more, or chunked or compressed (its size known only at its end): read here, parsed on the worker.
   const readLargeJson = (req: Request, next: NextFunction) =>
-    readBody(req, limitBytes, (error, body) => {
+    (isLargeJsonBody(req) ? readBody : readStreamedBody)(req, limitBytes, (error, body) => {
       if (error || !body) return next(error);
       parser.parse(body).then((reply) => {
         const outcome = replyOutcome(reply);
@@ -100,7 +100,7 @@ export function requestBodyMiddleware(options: RequestBodyOptions): RequestHandl
     });
 
   const readJson = (req: Request, res: Response, next: NextFunction) =>
-    isLargeJsonBody(req) ? readLargeJson(req, next) : json(req, res, (error?: unknown) => {
+    isLargeJsonBody(req) || isStreamedJsonBody(req) ? readLargeJson(req, next) : json(req, res, (error?: unknown) => {
       // A verify error comes back decorated by body-parser (the body attached): a fresh one goes on.
       if (error instanceof ValidationFailed) return next(new ValidationFailed(error.problems));
       if (error) return next(error);
