@@ -96,6 +96,21 @@ export function isLargeJsonBody(req: IncomingMessage & { is?(type: string): stri
   return charset === undefined || charset.toLowerCase() === 'utf-8';
 }
 
+/** After a body error: the rest of the request is read off (as body-parser does), then `done` gets the error. */
+function failAfterDrain(req: IncomingMessage, error: Error, done: (error: Error) => void): void {
+  req.removeAllListeners('data');
+  req.resume();
+  if (req.complete || req.destroyed) return done(error);
+  let called = false;
+  const after = () => {
+    if (called) return;
+    called = true;
+    done(error);
+  };
+  req.once('end', after);
+  req.once('close', after);
+}
+
 /** The content encodings a streamed body may have (express.json's: gzip, deflate, br; anything else it answers 415). */
 const DECODERS: Record<string, () => NodeJS.ReadWriteStream> = { gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress };
 
@@ -134,17 +149,7 @@ export function readStreamedBody(req: IncomingMessage, limitBytes: number, done:
       req.unpipe(decoder);
       decoder.removeAllListeners('data');
     }
-    req.removeAllListeners('data');
-    req.resume();
-    if (req.complete || req.destroyed) return done(error);
-    let called = false;
-    const after = () => {
-      if (called) return;
-      called = true;
-      done(error);
-    };
-    req.once('end', after);
-    req.once('close', after);
+    failAfterDrain(req, error, done);
   };
   source.on('data', (chunk: Buffer) => {
     if (finished) return;
@@ -173,19 +178,7 @@ export function readStreamedBody(req: IncomingMessage, limitBytes: number, done:
  */
 export function readBody(req: IncomingMessage, limitBytes: number, done: (error: Error | undefined, body?: Buffer) => void): void {
   const length = Number(req.headers['content-length']);
-  const fail = (error: Error) => {
-    req.removeAllListeners('data');
-    req.resume();
-    if (req.complete || req.destroyed) return done(error);
-    let called = false;
-    const after = () => {
-      if (called) return;
-      called = true;
-      done(error);
-    };
-    req.once('end', after);
-    req.once('close', after);
-  };
+  const fail = (error: Error) => failAfterDrain(req, error, done);
   let finished = false;
   const once = (error: Error | undefined, body?: Buffer) => {
     if (finished) return;
