@@ -3,6 +3,8 @@
  * placeholder keeps and the ledger's error entries. General shapes of failure reports in shell
  * output, test runners and stack traces.
  */
+import { namesErrno } from './rules';
+
 /** Lines that report a failure: what an agent most needs to remember of an output it no longer sees. */
 // Each signature is one regex recheck proves linear (lint: compactor/redos-safe); joined in one
 // alternation the checker times out, so a line matches when any of them does.
@@ -15,18 +17,9 @@ const ERROR_LINE = [
 ];
 /** A named failure: an exception or error type, an error code, a panic, an HTTP error status. */
 const NAMED_FAILURE = [/\b[A-Z]\w*(Error|Exception|Violation|Fault)\b/, /\b(TS|E|P|CS|ERR)\d{3,5}\b/, /^(panic|fatal error|error(\[\w+\])?):/, /\bHTTP\/\d(\.\d)? [45]\d\d\b/];
-/** An errno name (ENOENT, ECONNREFUSED): E and four or more capitals, not a file name (`EDITORS.md` in an `ls` of ponyc-4593's repository). */
-const ERRNO = /\bE[A-Z]{4,}\b/g;
-function namesErrno(line: string): boolean {
-  if (!line.includes('E')) return false;
-  ERRNO.lastIndex = 0;
-  for (let m = ERRNO.exec(line); m; m = ERRNO.exec(line)) {
-    const after = m.index + m[0].length;
-    if (line[after] !== '.' || !/\w/.test(line[after + 1] ?? '')) return true;
-  }
-  return false;
-}
-const matchesAny = (res: readonly RegExp[], line: string) => res.some((re) => re.test(line)) || (res === NAMED_FAILURE && namesErrno(line));
+const matchesAny = (res: readonly RegExp[], line: string) => res.some((re) => re.test(line));
+/** A named failure; errno names are the ledger's own list (rules.ts), so a file such as `EDITORS.md` in an `ls` (ponyc-4593) is none. */
+const namesFailure = (line: string) => matchesAny(NAMED_FAILURE, line) || namesErrno(line);
 /** A failure line that is only its label ("ERROR:", "Error:"): what failed is on the next line (OpenHands' editor, ponyc-4593). */
 const BARE_LABEL = /^[A-Za-z][A-Za-z ]{0,19}:$/;
 /** Run summaries name no failure themselves ("Tests: 1 failed, 228 passed"); the failure line does. */
@@ -67,15 +60,15 @@ export function errorLines(text: string): string[] {
     if (line.length === 0) continue;
     if (PY_FRAME.test(line)) lastPyFrame = i;
     if (matchesAny(CODE_LINE, line)) continue;
-    if (!matchesAny(ERROR_LINE, line) && !matchesAny(NAMED_FAILURE, line)) continue;
-    const named = matchesAny(NAMED_FAILURE, line);
+    if (!matchesAny(ERROR_LINE, line) && !namesFailure(line)) continue;
+    const named = namesFailure(line);
     const next = lines[i + 1];
     if (BARE_LABEL.test(line)) {
       const said = lines.slice(i + 1, i + 4).find((l) => l.length > 0);
       if (!said) continue;
       continuation.set(i, said);
     }
-    if (named && next && indentOf(raw[i + 1]) > indentOf(raw[i]) && !matchesAny(CODE_LINE, next) && !PY_FRAME.test(next) && !matchesAny(NAMED_FAILURE, next)) continuation.set(i, next);
+    if (named && next && indentOf(raw[i + 1]) > indentOf(raw[i]) && !matchesAny(CODE_LINE, next) && !PY_FRAME.test(next) && !namesFailure(next)) continuation.set(i, next);
     scored.push({ i, score: named ? 3 : SUMMARY_LINE.test(line) ? 0 : 1 });
     // A named failure's location: the innermost Python frame before it, or the Go frame after the panic.
     if (named && lastPyFrame >= 0 && lastPyFrame > i - 4) scored.push({ i: lastPyFrame, score: 2.5 });

@@ -29,6 +29,11 @@ const LINT_CODE = /\b(?:E\d{3,5}|TS\d{4,5})\b/g;
 const ERRNO_NAME =
   /\bE(?:CONNREFUSED|CONNRESET|CONNABORTED|ADDRINUSE|ADDRNOTAVAIL|ACCES|NOENT|PERM|PIPE|TIMEDOUT|EXIST|NOTDIR|ISDIR|MFILE|NFILE|NOTFOUND|AI_AGAIN|HOSTUNREACH|NETUNREACH|NOSPC|BUSY|INVAL|NOTEMPTY|ROFS|NOMEM|XDEV|BADF|DQUOT|NOTSUP|NOTCONN|NAMETOOLONG|LOOP)\b/g;
 const NODE_ERROR_CODE = /\bERR_[A-Z0-9_]{3,}\b/g;
+/** Whether a line names an errno (ECONNREFUSED, ENOENT, …: the names ERRNO_NAME knows, so `EDITORS.md` is none). */
+export const namesErrno = (line: string): boolean => {
+  ERRNO_NAME.lastIndex = 0;
+  return ERRNO_NAME.test(line);
+};
 const PY_ERRNO = /\bErrno \d{1,4}\b/g;
 const EXIT_CODE = /\b(?:exit(?:ed)? with (?:code|status)|exit (?:code|status)|non-zero exit status|return code|exit_code|exitcode)\s?[:=]?\s?-?\d{1,3}\b/gi;
 const HTTP_REASONS: Record<string, string> = {
@@ -388,7 +393,6 @@ export const isErrorLine = (line: string) => ERROR_WORDS.test(line) || PYTEST_ER
 
 /** A line that starts like a tool's report: `fatal:`, `ValueError:`, `npm ERR!`-style labels. */
 const REPORT_LABEL = /^\s*[\w.[\]-]+:/;
-const NAMED_EXCEPTION = /\b[A-Z]\w*(?:Error|Exception)\b/;
 
 export interface Line {
   text: string;
@@ -428,8 +432,8 @@ export function classifyNonAssistant(text: string, role: 'user' | 'tool'): Line[
     if (!isCodeLine(line, inDiff) && isErrorLine(line)) {
       out[i].source = 'error';
       // The user's own sentence about errors is still what the user said (a constraint may name them); a pasted report
-      // (a `fatal:` or `ValueError:` label, a named exception, an error code) is not.
-      if (role === 'user' && !fence && !pastedLine(line) && !REPORT_LABEL.test(line) && !NAMED_EXCEPTION.test(line) && errorCodesIn(line).length === 0) out[i].own = true;
+      // (a `fatal:` or `ValueError:` label, an exception name or error code: errorCodesIn) is not.
+      if (role === 'user' && !fence && !pastedLine(line) && !REPORT_LABEL.test(line) && errorCodesIn(line).length === 0) out[i].own = true;
       if (/^\s*[\w.]*(?:Error|Exception)\b/.test(line)) {
         for (let j = i - 1; j >= Math.max(0, i - 3); j--) {
           if (/^\s*File ".*", line \d+/.test(raw[j])) {
