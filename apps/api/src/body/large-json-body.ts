@@ -91,6 +91,11 @@ export function isLargeJsonBody(req: IncomingMessage & { is?(type: string): stri
   if (!Number.isSafeInteger(length) || length < OFF_THREAD_BODY_BYTES || req.headers['transfer-encoding'] !== undefined) return false;
   const encoding = req.headers['content-encoding'];
   if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
+  return isUtf8Json(req);
+}
+
+/** JSON as express.json takes it (its type check), in utf-8 (the only charset the worker decodes). */
+function isUtf8Json(req: IncomingMessage & { is?(type: string): string | false | null }): boolean {
   if (!req.is?.('application/json')) return false;
   const charset = /;\s*charset\s*=\s*"?([\w-]{1,40})/i.exec(req.headers['content-type'] ?? '')?.[1];
   return charset === undefined || charset.toLowerCase() === 'utf-8';
@@ -123,9 +128,7 @@ export function isStreamedJsonBody(req: IncomingMessage & { is?(type: string): s
   const encoding = req.headers['content-encoding']?.toLowerCase();
   const compressed = encoding !== undefined && encoding !== 'identity' && DECODERS[encoding] !== undefined;
   if (!compressed && req.headers['transfer-encoding'] === undefined) return false;
-  if (!req.is?.('application/json')) return false;
-  const charset = /;\s*charset\s*=\s*"?([\w-]{1,40})/i.exec(req.headers['content-type'] ?? '')?.[1];
-  return charset === undefined || charset.toLowerCase() === 'utf-8';
+  return isUtf8Json(req);
 }
 
 /**
