@@ -85,6 +85,10 @@ export async function run({ apiUrl, key, machine, log, root, serviceEnv, port, d
     throw new Error(`job ${jobId} did not end within 120 s`);
   };
 
+  if (process.env.BENCH_HOSTILE_30MB_ONLY) {
+    // Only the 30 MB part (an experiment: run with --no-write, the section is partial).
+    return (await bigResult({ key, log, root, serviceEnv, port, databaseUrl, call, timed, jobEnd })).lines.join('\n');
+  }
   const body = JSON.stringify({ messages: conversation() });
   const rows = [];
   for (const preset of PRESETS) {
@@ -205,9 +209,68 @@ async function bigResult({ key, log, root, serviceEnv, port, databaseUrl, call, 
     builds.push({ label: `before (${beforeCommit(beforeRoot)})`, treeRoot: beforeRoot, env, apiPort: port + 41 });
   }
   const samples = new Map(builds.map((b) => [b.label, { append: [], read: [], health: [], peak: [], tokens: new Set() }]));
+  const proxySamples = new Map(builds.map((b) => [b.label, { request: [], health: [], peak: [] }]));
+  // The proxy's upstream (every build's tenant 'default' sends its Anthropic requests there).
+  const upstream = await startUpstream();
+  const setUpstream = async (url) => {
+    const { default: pg } = await import('pg');
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    await db.query(`UPDATE tenants SET settings = coalesce(settings, '{}'::jsonb) || $1::jsonb WHERE name = 'default'`, [JSON.stringify({ proxy: { anthropicBaseUrl: upstream.url, openaiBaseUrl: upstream.url } })]);
+    await db.end();
+  };
+  const proxyBody = (sessionText) =>
+    JSON.stringify({
+      model: 'claude-sonnet-4-5',
+      max_tokens: 1024,
+      messages: [
+        { role: 'user', content: 'Run the test suite and show me the whole log.' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_log', name: 'bash', input: { command: 'npm test 2>&1' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_log', content: sessionText }] },
+      ],
+    });
+  const bigProxyBody = proxyBody(text);
   try {
     for (let round = 0; round < BIG_ROUNDS; round += 1) {
       for (const build of builds) {
+        // The same 30 MB through the Anthropic proxy route, on a fresh process of its own.
+        const proxyApi = await startApi(build.treeRoot, build.env, build.apiPort);
+        try {
+          await setUpstream(build.env.DATABASE_URL);
+          const id = `hostile-30mb-proxy-${round}-${Date.now().toString(36)}`;
+          const proxied = (bodyText, session) => async () => {
+            const res = await fetch(`${proxyApi.url}/v1/proxy/anthropic/v1/messages`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'x-compactor-key': key, 'x-api-key': 'sk-ant-bench', 'anthropic-version': '2023-06-01', 'x-compactor-session': session },
+              body: bodyText,
+            });
+            const answer = await res.text();
+            if (res.status !== 200) throw new Error(`proxy: ${res.status} ${answer.slice(0, 300)}`);
+          };
+          await proxied(proxyBody('warm-up'), `${id}-warm`)();
+          await new Promise((r) => setTimeout(r, 500));
+          writeFileSync(`/proc/${proxyApi.child.pid}/clear_refs`, '5');
+          const { rss } = memoryMb(proxyApi.child.pid);
+          const request = await timed(proxied(bigProxyBody, id), proxyApi.url);
+          const { peak } = memoryMb(proxyApi.child.pid);
+          // The proxy stores a request's new messages beside forwarding it: the history is polled until they are there.
+          let history;
+          for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+            history = await call('GET', `/v1/sessions/${id}/messages?after=2&limit=1`, undefined, proxyApi.url).catch(() => undefined);
+            if (history?.messages?.length) break;
+          }
+          if (!history?.messages?.length) throw new Error(`${build.label}: the proxied 30 MB result was not stored within 60 s`);
+          const block = history.messages[0]?.message?.content?.[0];
+          const stored = typeof block?.content === 'string' ? block.content : (block?.content?.[0]?.text ?? '');
+          if (stored.length !== text.length || createHash('sha256').update(stored).digest('hex') !== textHash) throw new Error(`${build.label}: the proxied 30 MB result did not come back whole`);
+          const s = proxySamples.get(build.label);
+          s.request.push(request.ms);
+          s.health.push(request.slowest);
+          s.peak.push(peak - rss);
+          log(`30 MB result through the proxy, ${build.label}, round ${round + 1}: request ${fmtInt(request.ms)} ms, peak RSS +${fmtInt(peak - rss)} MB (from ${fmtInt(rss)} MB), slowest /health ${fmtInt(request.slowest)} ms`);
+        } finally {
+          await stopApi(proxyApi);
+        }
         const api = await startApi(build.treeRoot, build.env, build.apiPort);
         try {
           const send = (method, p, b) => call(method, p, b, api.url);
@@ -237,6 +300,7 @@ async function bigResult({ key, log, root, serviceEnv, port, databaseUrl, call, 
       }
     }
   } finally {
+    upstream.server.close();
     await before?.drop().catch((error) => log(`could not drop the earlier tree's database: ${error.message}`));
   }
   // The worker's job over it, once, through the runner's API (which a worker serves).
@@ -252,6 +316,10 @@ async function bigResult({ key, log, root, serviceEnv, port, databaseUrl, call, 
     const s = samples.get(label);
     return `| ${label} | ${fmtInt(median(s.append))} ms | +${fmtInt(median(s.peak))} MB | ${fmtInt(median(s.read))} ms | ${fmtInt(Math.max(...s.health))} ms | ${[...s.tokens].map(fmtInt).join(', ')} |`;
   });
+  const proxyRows = builds.map(({ label }) => {
+    const s = proxySamples.get(label);
+    return `| ${label} | ${fmtInt(median(s.request))} ms | +${fmtInt(median(s.peak))} MB | ${fmtInt(Math.max(...s.health))} ms |`;
+  });
   return {
     lines: [
       `**A 30 MB tool result**: ${fmtInt(lineCount)} lines of shell and log output (server log lines, stack traces, compiler errors, a listing, JSON log lines,`,
@@ -263,9 +331,43 @@ async function bigResult({ key, log, root, serviceEnv, port, databaseUrl, call, 
       '|---|---:|---:|---:|---:|---:|',
       ...rows,
       '',
+      "**The same 30 MB through the proxy**: an Anthropic Messages request (`/v1/proxy/anthropic/v1/messages`) whose last message is the",
+      'tool_result, to a new session on a freshly started API process per round, interleaved with the rows above; the upstream is a',
+      'loopback server that answers at once. The proxy records the request whole (the history gave it back, length and SHA-256, every',
+      "round) and forwards the context fitted to the model's window. Peak RSS as above.",
+      '',
+      '| build | proxied request, end to end | peak RSS during it | slowest /health |',
+      '|---|---:|---:|---:|',
+      ...proxyRows,
+      '',
       job
         ? `The worker's ${job.trigger} job over the same append (once, this build) ended ${job.status} ${fmtInt(jobMs)} ms after the append${job.error ? ` (${job.error})` : ''}${job.attempts ? `, attempts ${job.attempts}` : ''} (steps: ${(job.steps ?? []).join(', ') || '—'}).`
         : 'No worker job was scheduled for it.',
     ],
   };
+}
+
+/** A loopback Anthropic/OpenAI upstream that answers every request at once with a short text. */
+async function startUpstream() {
+  const { createServer } = await import('node:http');
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const payload = JSON.stringify({
+        id: 'msg_bench',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-sonnet-4-5',
+        content: [{ type: 'text', text: 'The log shows the suite passed.' }],
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage: { input_tokens: 10, output_tokens: 8 },
+      });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+      res.end(payload);
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${server.address().port}` };
 }

@@ -85,13 +85,17 @@ export class LargeJsonParser {
   }
 }
 
-/** Whether this request's body is one for readLargeJson: JSON (as express.json's type), utf-8, not compressed, announcing at least OFF_THREAD_BODY_BYTES. */
-export function isLargeJsonBody(req: IncomingMessage & { is?(type: string): string | false | null }): boolean {
+/** Whether this request's body announces at least OFF_THREAD_BODY_BYTES by Content-Length, and is not compressed (whatever its type). */
+export function isLargeUncompressedBody(req: IncomingMessage): boolean {
   const length = Number(req.headers['content-length']);
   if (!Number.isSafeInteger(length) || length < OFF_THREAD_BODY_BYTES || req.headers['transfer-encoding'] !== undefined) return false;
   const encoding = req.headers['content-encoding'];
-  if (encoding !== undefined && encoding.toLowerCase() !== 'identity') return false;
-  return isUtf8Json(req);
+  return encoding === undefined || encoding.toLowerCase() === 'identity';
+}
+
+/** Whether this request's body is one for readLargeJson: JSON (as express.json's type), utf-8, not compressed, announcing at least OFF_THREAD_BODY_BYTES. */
+export function isLargeJsonBody(req: IncomingMessage & { is?(type: string): string | false | null }): boolean {
+  return isLargeUncompressedBody(req) && isUtf8Json(req);
 }
 
 /** JSON as express.json takes it (its type check), in utf-8 (the only charset the worker decodes). */

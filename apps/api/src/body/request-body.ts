@@ -7,7 +7,7 @@ import type { RateLimits } from '../limits/rate-limits';
 import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from '../proxy/provider-errors';
 import type { ProxyAuth } from '../proxy/proxy-auth';
 import { collectAfterLargeBody } from './large-body-gc';
-import { isLargeJsonBody, isStreamedJsonBody, LargeJsonParser, readBody, readStreamedBody, replyOutcome } from './large-json-body';
+import { isLargeJsonBody, isLargeUncompressedBody, isStreamedJsonBody, LargeJsonParser, readBody, readStreamedBody, replyOutcome } from './large-json-body';
 import { MAX_JSON_DEPTH, mayHoldUnstorableText, nestsDeeperThan, unstorableText } from './json-body-limits';
 
 export interface RequestBodyOptions {
@@ -64,9 +64,21 @@ export function requestBodyMiddleware(options: RequestBodyOptions): RequestHandl
   const limit = `${options.limitMb}mb`;
   const json = express.json({ limit, verify: verifyJson });
   const raw = express.raw({ limit, type: () => true });
+  const limitBytes = options.limitMb * 1024 * 1024;
+
+  // A large body of a known length, not compressed: read straight into one buffer of its size (express.raw collects chunks, then copies them all into one more).
+  const readRaw = (req: Request, res: Response, done: (error?: unknown) => void) => {
+    if (!isLargeUncompressedBody(req)) return raw(req, res, done);
+    readBody(req, limitBytes, (error, body) => {
+      if (error || !body) return done(error);
+      req.body = body;
+      (req as Request & { _body?: boolean })._body = true;
+      done();
+    });
+  };
 
   const readProxyBody = (provider: ProxyProvider, req: Request, res: Response, next: NextFunction) =>
-    raw(req, res, (error?: unknown) => {
+    readRaw(req, res, (error?: unknown) => {
       if (error) return sendProviderError(res, provider, ...proxyReadError(error, options.limitMb));
       const body: unknown = req.body;
       if (!Buffer.isBuffer(body) || !isJson(req)) return next();
@@ -84,7 +96,6 @@ export function requestBodyMiddleware(options: RequestBodyOptions): RequestHandl
       next();
     });
 
-  const limitBytes = options.limitMb * 1024 * 1024;
   const parser = new LargeJsonParser();
   // A body of 1 MB or more, or chunked or compressed (its size known only at its end): read here, parsed on the worker.
   const readLargeJson = (req: Request, next: NextFunction) =>

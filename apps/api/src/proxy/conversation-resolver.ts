@@ -21,9 +21,10 @@ import { Committed, ConversationRecorder, PendingWrite, Precounted } from './con
 import { ConversationStore, StoredConversation } from './conversation-store';
 import { ArrayPlace, unchangedElements } from './json-scan';
 import { ProxyError } from './provider-errors';
-import { ParsedItems, ProxyRequest } from './proxy-request';
+import { ParsedItems, ProxyRequest, ProxyShape } from './proxy-request';
 import { KeyedLock } from './session-lock';
 import { storedForm } from './stored-form';
+import { LargeJsonParser, OFF_THREAD_BODY_BYTES } from '../body/large-json-body';
 
 /** Where a request's conversation lives, and how much of it to forward. */
 export interface Resolution {
@@ -100,6 +101,10 @@ function transientSession(tenantId: string, externalId: string, config: SessionC
   };
 }
 
+/** A request read by layout: its bytes and conversation byte ranges, as the key cache compares them. */
+const placeOf = (request: ProxyRequest): ArrayPlace | undefined =>
+  request.layout && request.bytes ? { bytes: request.bytes, start: request.layout.start, ranges: request.layout.items } : undefined;
+
 const MAX_REDIRECTS = 10_000;
 /** Bytes of request bodies the key cache holds, all conversations together. */
 const KEY_CACHE_BYTES = 64 * 1024 * 1024;
@@ -137,6 +142,8 @@ export class ConversationResolver {
    */
   private readonly itemCache = new Map<string, ParsedItems>();
   private itemCacheBytes = 0;
+  /** Large messages are parsed here, off the event loop (see preparseLarge); the thread starts on first use, unref'd while idle. */
+  private readonly parser = new LargeJsonParser();
 
   constructor(
     private readonly sessions: SessionRepository,
@@ -172,8 +179,7 @@ export class ConversationResolver {
    */
   conversationKeys(lockKey: string, request: ProxyRequest): MessageKeys[] {
     const previous = this.keyCache.get(lockKey);
-    const layout = request.layout;
-    const place = layout && request.bytes ? { bytes: request.bytes, start: layout.start, ranges: layout.items } : undefined;
+    const place = placeOf(request);
     const unchanged = previous && place ? unchangedElements(previous.place, place) : () => false;
     const byIndex: Array<MessageKeys | undefined> = new Array(request.messageCount);
     const keys: MessageKeys[] = [];
@@ -197,6 +203,25 @@ export class ConversationResolver {
       this.keyCacheBytes -= entry.place.bytes.length;
     }
     return keys;
+  }
+
+  /** ProxyRequest.read with this process's JSON worker thread for a large last message. */
+  readRequest(shape: ProxyShape, raw: unknown, previous: ParsedItems | undefined): Promise<ProxyRequest> {
+    return ProxyRequest.read(shape, raw, previous, OFF_THREAD_BODY_BYTES, (bytes) => this.parser.parse(bytes));
+  }
+
+  /**
+   * Before conversationKeys: the messages of OFF_THREAD_BODY_BYTES or more that it will parse (those whose bytes are not
+   * the conversation's previous request's) are parsed on the JSON body worker thread instead of the event loop.
+   */
+  async preparseLarge(lockKey: string, request: ProxyRequest): Promise<void> {
+    const large = request.largeUnparsed(OFF_THREAD_BODY_BYTES);
+    if (large.length === 0) return;
+    const previous = this.keyCache.get(lockKey);
+    const place = placeOf(request);
+    const unchanged = previous && place ? unchangedElements(previous.place, place) : () => false;
+    const wanted = large.filter((i) => !(unchanged(i) && previous?.keys[i]));
+    await request.preparse(wanted, (bytes) => this.parser.parse(bytes));
   }
 
   /** Keeps an authenticated request's byte ranges (and parsed items) for the conversation's next request; least recently used go first. */

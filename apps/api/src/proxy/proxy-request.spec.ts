@@ -1,4 +1,5 @@
 import { ProxyRequest } from './proxy-request';
+import { LargeJsonParser } from '../body/large-json-body';
 
 const body = (input: unknown[]) => Buffer.from(JSON.stringify({ model: 'gpt-5.5', input, store: false }));
 const developer = { type: 'message', role: 'developer', content: [{ type: 'input_text', text: 'Be careful.' }] };
@@ -44,5 +45,52 @@ describe('ProxyRequest, Responses items', () => {
     expect(request.rawJson(0, 0)).toBe('');
     const chat = ProxyRequest.parse('openai', Buffer.from(JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'system', content: 'S' }, { role: 'user', content: 'U' }] })));
     expect(chat.rawJson(0, chat.leading)).toBe('{"role":"system","content":"S"}');
+  });
+});
+
+describe('ProxyRequest, large messages parsed on the JSON worker thread', () => {
+  const parser = new LargeJsonParser();
+  afterAll(() => parser.close());
+  const anthropic = (messages: unknown[]) => Buffer.from(JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages }));
+  const big = 'line of log output\n'.repeat(1000);
+  const conversation = [
+    { role: 'user', content: 'run it' },
+    { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'make' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: big }] },
+  ];
+  const messagesOf = (r: ProxyRequest) => Array.from({ length: r.messageCount }, (_, i) => r.message(i));
+
+  it('reads a large last message through the worker and gives what parse gives', async () => {
+    const bytes = anthropic(conversation);
+    const asked: number[] = [];
+    const read = await ProxyRequest.read('anthropic', bytes, undefined, 1000, (b) => (asked.push(b.length), parser.parse(b)));
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toBeGreaterThan(big.length);
+    expect(read.prefill).toBe(false);
+    expect(messagesOf(read)).toEqual(messagesOf(ProxyRequest.parse('anthropic', bytes)));
+    // Parsed once: raw(i) gives the worker's value, not a new parse.
+    expect(read.raw(2)).toBe(read.raw(2));
+    expect(read.raw(2)).toEqual(conversation[2]);
+  });
+
+  it('leaves small messages and Responses items to parse, and a message the worker refuses to raw(i)', async () => {
+    const asked: number[] = [];
+    const count = (b: Buffer) => (asked.push(b.length), parser.parse(b));
+    await ProxyRequest.read('anthropic', anthropic(conversation), undefined, 1 << 20, count);
+    await ProxyRequest.read('responses', Buffer.from(JSON.stringify({ model: 'gpt-5.5', input: [{ role: 'user', content: big }] })), undefined, 1000, count);
+    expect(asked).toEqual([]);
+    // A worker that gives nothing back: the message is parsed on use, and the same as parse.
+    const refused = await ProxyRequest.read('anthropic', anthropic(conversation), undefined, 1000, () => Promise.resolve({ ok: false }));
+    expect(messagesOf(refused)).toEqual(messagesOf(ProxyRequest.parse('anthropic', anthropic(conversation))));
+  });
+
+  it('preparses large messages before the last, and a trailing assistant message is still a prefill', async () => {
+    const withPrefill = [...conversation, { role: 'user', content: 'and now?' }, { role: 'assistant', content: big }];
+    const read = await ProxyRequest.read('anthropic', anthropic(withPrefill), undefined, 1000, (b) => parser.parse(b));
+    expect(read.prefill).toBe(true);
+    expect(read.largeUnparsed(1000)).toEqual([2]); // the prefill (index 4) is not conversation, and is parsed
+    await read.preparse([2], (b) => parser.parse(b));
+    expect(read.largeUnparsed(1000)).toEqual([]);
+    expect(messagesOf(read)).toEqual(messagesOf(ProxyRequest.parse('anthropic', anthropic(withPrefill))));
   });
 });

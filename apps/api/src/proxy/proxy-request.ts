@@ -86,7 +86,10 @@ export class ProxyRequest {
     readonly layout?: MessagesLayout,
     /** Responses: the items of an earlier request of the conversation, reused where the bytes are the same. */
     previous?: ParsedItems,
+    /** Messages already parsed from their bytes (by index; see read). */
+    preparsed?: ReadonlyMap<number, unknown>,
   ) {
+    for (const [i, value] of preparsed ?? []) this.raws.set(i, value);
     const provider = providerOf(shape);
     this.provider = provider;
     if (shape === 'responses') {
@@ -148,11 +151,39 @@ export class ProxyRequest {
   /** Reads the raw bytes a proxy route received: the body without its messages, which are read one by one when needed. */
   static parse(shape: ProxyShape, raw: unknown, previous?: ParsedItems): ProxyRequest {
     const bytes = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
+    return ProxyRequest.fromLayout(shape, bytes, ProxyRequest.layoutOf(shape, bytes, previous), previous);
+  }
+
+  /**
+   * As parse, but a last message of `largeBytes` or more (the new one, whose role the request's reading needs: a prefill
+   * is an assistant message) is parsed by `parseOffThread` (a worker thread) first; a message it cannot give back as a
+   * value is parsed as parse would, and answered the same.
+   */
+  static async read(
+    shape: ProxyShape,
+    raw: unknown,
+    previous: ParsedItems | undefined,
+    largeBytes: number,
+    parseOffThread: (bytes: Buffer) => Promise<{ ok: boolean; value?: unknown }>,
+  ): Promise<ProxyRequest> {
+    const bytes = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
+    const layout = ProxyRequest.layoutOf(shape, bytes, previous);
+    const last = shape === 'responses' ? undefined : layout?.items.at(-1);
+    if (!layout || !last || last[1] - last[0] < largeBytes) return ProxyRequest.fromLayout(shape, bytes, layout, previous);
+    const value = await parsedOffThread(bytes, last, parseOffThread);
+    return ProxyRequest.fromLayout(shape, bytes, layout, previous, value === undefined ? undefined : new Map([[layout.items.length - 1, value.value]]));
+  }
+
+  /** The byte ranges of the body's conversation array (`messages`, or a Responses request's `input`), when it has one. */
+  private static layoutOf(shape: ProxyShape, bytes: Buffer, previous?: ParsedItems): MessagesLayout | undefined {
     // A Responses request's conversation is its `input` items (grouped into messages by the constructor).
-    const slot = shape === 'responses' ? 'input' : 'messages';
     // The scan resumes after the elements the conversation's previous body shares (offered by key and session header: the
     // layout found is the same whichever body is offered).
-    const layout = scanMessages(bytes, slot, previous);
+    return scanMessages(bytes, shape === 'responses' ? 'input' : 'messages', previous);
+  }
+
+  private static fromLayout(shape: ProxyShape, bytes: Buffer, layout: MessagesLayout | undefined, previous?: ParsedItems, preparsed?: ReadonlyMap<number, unknown>): ProxyRequest {
+    const slot = shape === 'responses' ? 'input' : 'messages';
     const notJson = () => new ProxyError(400, 'invalid_json', 'Compactor proxy: the request body is not valid JSON');
     if (layout) {
       let rest: unknown;
@@ -162,7 +193,7 @@ export class ProxyRequest {
         throw notJson();
       }
       // The placeholder is what JSON.parse kept (no later duplicate key won).
-      if (isObject(rest) && Array.isArray(rest[slot]) && (rest[slot] as unknown[]).length === 0) return new ProxyRequest(shape, rest, bytes, layout, previous);
+      if (isObject(rest) && Array.isArray(rest[slot]) && (rest[slot] as unknown[]).length === 0) return new ProxyRequest(shape, rest, bytes, layout, previous, preparsed);
     }
     let body: unknown;
     try {
@@ -188,6 +219,34 @@ export class ProxyRequest {
     }
     this.raws.set(i, value);
     return value;
+  }
+
+  /**
+   * Conversation messages [leading, end) of at least `minBytes` that were read by layout and are not parsed yet (not a
+   * Responses request's: its items are parsed with the request), in order.
+   */
+  largeUnparsed(minBytes: number): number[] {
+    if (!this.layout || this.groups) return [];
+    const out: number[] = [];
+    for (let i = this.leading; i < this.end; i++) {
+      const [start, end] = this.layout.items[i];
+      if (end - start >= minBytes && !this.raws.has(i)) out.push(i);
+    }
+    return out;
+  }
+
+  /**
+   * Parses messages `indexes` with `parse` (a worker thread: a message of megabytes took 50 ms of the event loop to
+   * decode and parse), each from a copy of its bytes. A message the worker cannot give back as a value (not JSON, too
+   * deep, unstorable text) is left for raw(i), which answers it as before.
+   */
+  async preparse(indexes: readonly number[], parse: (bytes: Buffer) => Promise<{ ok: boolean; value?: unknown }>): Promise<void> {
+    if (!this.layout || !this.bytes) return;
+    for (const i of indexes) {
+      if (this.raws.has(i)) continue;
+      const parsed = await parsedOffThread(this.bytes, this.layout.items[i], parse);
+      if (parsed) this.raws.set(i, parsed.value);
+    }
   }
 
   /** Read from bytes: the conversation's byte ranges (a Responses request's items, with the items as parsed), for the conversation's next request (see ParsedItems). */
@@ -316,6 +375,18 @@ export class ProxyRequest {
     return this.message(this.leading + k);
   }
 
+}
+
+/** The value of the JSON in bytes [start, end), parsed by `parse` from a copy of them (transferable), or undefined when it gave none. */
+async function parsedOffThread(
+  bytes: Buffer,
+  [start, end]: readonly [number, number],
+  parse: (bytes: Buffer) => Promise<{ ok: boolean; value?: unknown }>,
+): Promise<{ value: unknown } | undefined> {
+  const copy = Buffer.allocUnsafeSlow(end - start);
+  bytes.copy(copy, 0, start, end);
+  const reply = await parse(copy);
+  return reply.ok ? { value: reply.value } : undefined;
 }
 
 function isSystemItem(item: unknown): boolean {

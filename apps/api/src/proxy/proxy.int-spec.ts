@@ -346,6 +346,29 @@ describe('large bodies', () => {
     const stored = await historyOf(session, 4);
     expect(stored[2].message).toEqual({ role: 'tool', tool_call_id: 'call_dump', content: big });
   }, 60_000);
+
+  it('takes megabyte messages before the last one (parsed off the event loop), on a new session and on the next turn', async () => {
+    const session = uid('large-middle');
+    const client = openaiClient(session);
+    const log = (n: number) => Array.from({ length: 40_000 }, (_, i) => `${n}.${i}: ${randomBytes(12).toString('hex')}`).join('\n'); // ~1.4 MB
+    const messages: OpenAI.ChatCompletionMessageParam[] = [
+      { role: 'user', content: 'Dump both logs' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'dump', arguments: '{"log":"a"}' } }] },
+      { role: 'tool', tool_call_id: 'call_a', content: log(1) },
+      { role: 'user', content: 'And the second one?' },
+    ];
+    fake.enqueue({ text: '', toolCalls: [{ id: 'call_b', name: 'dump', input: { log: 'b' } }] }, { text: 'Both are long.' });
+    const first = await client.chat.completions.create({ model: 'gpt-4o', max_tokens: 500, messages });
+    messages.push(first.choices[0].message, { role: 'tool', tool_call_id: 'call_b', content: log(2) }, { role: 'user', content: 'Compare them.' });
+    const before = fake.requests.length;
+    await client.chat.completions.create({ model: 'gpt-4o', max_tokens: 500, messages });
+    expect(providerValidityProblems(forwardedOpenAI(fake.requests[before]))).toEqual([]);
+    const stored = await historyOf(session, 8);
+    expect(stored.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user', 'assistant', 'tool', 'user', 'assistant']);
+    expect(stored[2].message).toEqual(messages[2]);
+    expect(stored[5].message).toEqual(messages[5]);
+    expect(stored[6].message).toEqual(messages[6]);
+  }, 60_000);
 });
 
 describe('errors', () => {

@@ -75,7 +75,7 @@ export class ProxyService {
       const itemsKey = `${shape}\u0000${keyHash ?? ''}\u0000${String(req.headers['x-compactor-session'] ?? '')}`;
       let request: ProxyRequest;
       try {
-        request = ProxyRequest.parse(shape, req.body, this.resolver.parsedItems(itemsKey));
+        request = await this.resolver.readRequest(shape, req.body, this.resolver.parsedItems(itemsKey));
       } catch (error) {
         await authenticated; // a bad key answers 401 whatever the body
         throw error;
@@ -114,6 +114,7 @@ export class ProxyService {
       const requestedId = prefetchId!;
       const policy = policyHeader(req.headers);
       const lockKey = `${auth.tenantId}\u0000${requestedId}`;
+      await this.resolver.preparseLarge(lockKey, request);
       const keys = this.resolver.conversationKeys(lockKey, request);
       timing.mark('compare');
       // A one-shot request without tools that the stored conversation does not start with is a side request: forwarded
