@@ -138,6 +138,9 @@ export async function run({ apiUrl, key, machine, log, root, serviceEnv, port, d
   return lines.join('\n');
 }
 
+/** Whether the slowest of these /health probes was within 100 ms, and how slow it was. */
+const verdictOf = (health) => `${Math.max(...health) <= 100 ? 'met' : '**missed**'} (slowest ${fmtInt(Math.max(...health))} ms)`;
+
 /** The earlier tree's commit, as the table names it. */
 function beforeCommit(beforeRoot) {
   const head = spawnSync('git', ['-C', beforeRoot, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
@@ -339,6 +342,8 @@ async function bigResult({ key, log, root, serviceEnv, port, databaseUrl, call, 
       '| build | proxied request, end to end | peak RSS during it | slowest /health |',
       '|---|---:|---:|---:|',
       ...proxyRows,
+      '',
+      `The 30 MB request, this build: /health within 100 ms meanwhile — appended over REST ${verdictOf(samples.get('this build').health)}, through the proxy ${verdictOf(proxySamples.get('this build').health)}.`,
       '',
       job
         ? `The worker's ${job.trigger} job over the same append (once, this build) ended ${job.status} ${fmtInt(jobMs)} ms after the append${job.error ? ` (${job.error})` : ''}${job.attempts ? `, attempts ${job.attempts}` : ''} (steps: ${(job.steps ?? []).join(', ') || '—'}).`
