@@ -73,15 +73,27 @@ describe('ProxyRequest, large messages parsed on the JSON worker thread', () => 
     expect(read.raw(2)).toEqual(conversation[2]);
   });
 
-  it('leaves small messages and Responses items to parse, and a message the worker refuses to raw(i)', async () => {
+  it('leaves small messages to parse, and a message the worker refuses to raw(i)', async () => {
     const asked: number[] = [];
     const count = (b: Buffer) => (asked.push(b.length), parser.parse(b));
     await ProxyRequest.read('anthropic', anthropic(conversation), undefined, 1 << 20, count);
-    await ProxyRequest.read('responses', Buffer.from(JSON.stringify({ model: 'gpt-5.5', input: [{ role: 'user', content: big }] })), undefined, 1000, count);
     expect(asked).toEqual([]);
     // A worker that gives nothing back: the message is parsed on use, and the same as parse.
     const refused = await ProxyRequest.read('anthropic', anthropic(conversation), undefined, 1000, () => Promise.resolve({ ok: false }));
     expect(messagesOf(refused)).toEqual(messagesOf(ProxyRequest.parse('anthropic', anthropic(conversation))));
+  });
+
+  it('reads large Responses items through the worker, but not those an earlier request parsed from the same bytes', async () => {
+    const asked: number[] = [];
+    const count = (b: Buffer) => (asked.push(b.length), parser.parse(b));
+    const items = [user('run it'), call('c1'), output('c1', big)];
+    const first = await ProxyRequest.read('responses', body(items), undefined, 1000, count);
+    expect(asked).toHaveLength(1);
+    expect(messagesOf(first)).toEqual(messagesOf(ProxyRequest.parse('responses', body(items))));
+    const next = await ProxyRequest.read('responses', body([...items, user('and now?'), call('c2'), output('c2', `${big}!`)]), first.parsedItems, 1000, count);
+    expect(asked).toHaveLength(2); // only the new large output
+    expect(next.parsedItems!.items![2]).toBe(first.parsedItems!.items![2]);
+    expect(messagesOf(next)).toEqual(messagesOf(ProxyRequest.parse('responses', body([...items, user('and now?'), call('c2'), output('c2', `${big}!`)]))));
   });
 
   it('preparses large messages before the last, and a trailing assistant message is still a prefill', async () => {

@@ -86,10 +86,10 @@ export class ProxyRequest {
     readonly layout?: MessagesLayout,
     /** Responses: the items of an earlier request of the conversation, reused where the bytes are the same. */
     previous?: ParsedItems,
-    /** Messages already parsed from their bytes (by index; see read). */
+    /** Messages already parsed from their bytes, by index (a Responses request's: items; see read). */
     preparsed?: ReadonlyMap<number, unknown>,
   ) {
-    for (const [i, value] of preparsed ?? []) this.raws.set(i, value);
+    if (shape !== 'responses') for (const [i, value] of preparsed ?? []) this.raws.set(i, value);
     const provider = providerOf(shape);
     this.provider = provider;
     if (shape === 'responses') {
@@ -103,6 +103,7 @@ export class ProxyRequest {
         const unchanged = previous && reused && bytes ? unchangedElements(previous, { bytes, start: layout.start, ranges: layout.items }) : () => false;
         items = layout.items.map(([start, end], k) => {
           if (unchanged(k)) return reused![k];
+          if (preparsed?.has(k)) return preparsed.get(k);
           try {
             return JSON.parse(bytes!.toString('utf8', start, end)) as unknown;
           } catch {
@@ -155,9 +156,10 @@ export class ProxyRequest {
   }
 
   /**
-   * As parse, but a last message of `largeBytes` or more (the new one, whose role the request's reading needs: a prefill
-   * is an assistant message) is parsed by `parseOffThread` (a worker thread) first; a message it cannot give back as a
-   * value is parsed as parse would, and answered the same.
+   * As parse, but what parse would parse at once of `largeBytes` or more is parsed by `parseOffThread` (a worker thread)
+   * first: the last message (the new one, whose role the request's reading needs: a prefill is an assistant message), or
+   * a Responses request's items that an earlier request of the conversation did not have. A message or item it cannot
+   * give back as a value is parsed as parse would, and answered the same.
    */
   static async read(
     shape: ProxyShape,
@@ -168,10 +170,24 @@ export class ProxyRequest {
   ): Promise<ProxyRequest> {
     const bytes = Buffer.isBuffer(raw) ? raw : Buffer.alloc(0);
     const layout = ProxyRequest.layoutOf(shape, bytes, previous);
-    const last = shape === 'responses' ? undefined : layout?.items.at(-1);
-    if (!layout || !last || last[1] - last[0] < largeBytes) return ProxyRequest.fromLayout(shape, bytes, layout, previous);
-    const value = await parsedOffThread(bytes, last, parseOffThread);
-    return ProxyRequest.fromLayout(shape, bytes, layout, previous, value === undefined ? undefined : new Map([[layout.items.length - 1, value.value]]));
+    if (!layout) return ProxyRequest.fromLayout(shape, bytes, layout, previous);
+    let wanted: number[];
+    if (shape === 'responses') {
+      // Every item is parsed with the request (grouping needs them), but those an earlier request parsed from the same bytes.
+      const reused = previous?.items;
+      const unchanged = previous && reused ? unchangedElements(previous, { bytes, start: layout.start, ranges: layout.items }) : () => false;
+      wanted = layout.items.flatMap(([start, end], k) => (end - start >= largeBytes && !unchanged(k) ? [k] : []));
+    } else {
+      const last = layout.items.length - 1;
+      wanted = last >= 0 && layout.items[last][1] - layout.items[last][0] >= largeBytes ? [last] : [];
+    }
+    if (wanted.length === 0) return ProxyRequest.fromLayout(shape, bytes, layout, previous);
+    const preparsed = new Map<number, unknown>();
+    for (const k of wanted) {
+      const parsed = await parsedOffThread(bytes, layout.items[k], parseOffThread);
+      if (parsed) preparsed.set(k, parsed.value);
+    }
+    return ProxyRequest.fromLayout(shape, bytes, layout, previous, preparsed);
   }
 
   /** The byte ranges of the body's conversation array (`messages`, or a Responses request's `input`), when it has one. */
