@@ -35,7 +35,8 @@ const cut200 = (line: string) => (line.length > 200 ? `${line.slice(0, 199)}…`
  * code line is followed by the exception line, which is the one to keep.
  */
 const CODE_LINE = [
-  /^(?:[+-]\s*)?(?:\d+\s*[:|]\s|\d+\t)/,
+  // `12: x`, `12 | x`, `12<tab>x`, and Claude Code's Read listing `    12→x` (claude-code fe5e1c67, 5c0375b4).
+  /^(?:[+-]\s*)?(?:\d+\s*[:|]\s|\d+\t|\d+→)/,
   /^(?:[+-]\s*)?(?:import\s|from\s+\S+\s+import\s|export\s)/,
   /^(?:[+-]\s*)?(?:const|let|var|def|class|func|fn|package|return|raise|throw|elif|except|catch|public|private|protected|static)\b/,
   /^(?:[+-]\s*)?(?:#include\b|@\w)/,

@@ -222,6 +222,28 @@ describe('recognizers (general shapes of shell output, code and language)', () =
     expect(pasted.filter((e) => e.kind === 'constraint')).toEqual([]);
   });
 
+  it("a user's instruction that names an exception in passing is no error report; a pasted report still is (aider 0343)", () => {
+    // Three of the user's lines in aider-dev-history/chat-history.md (2024-08-09 19:32), verbatim, and the error they answered.
+    const said = ['no, in cmd_diff catch `ValueError` when you set `current_head`', 'again, catch ValueError on .head', "make a Repo.get_head() method that returns repo.head.commit.hexsha or None if there's a ValueError"];
+    const entries = FactsLedger.of(said.map((text, i) => ({ seq: i + 1, message: { role: 'user' as const, blocks: [{ type: 'text' as const, text }] } }))).entries();
+    expect(entries.filter((e) => e.kind === 'error')).toEqual([]);
+    const reports = ["ValueError: Reference at 'refs/heads/main' does not exist", 'E       AttributeError: <module \'aider.main\'> does not have the attribute \'RepoMap\'', '- E999 IndentationError: unexpected indent', 'I get this: TypeError: confirm() got an unexpected keyword argument \'default\''];
+    for (const text of reports) {
+      const found = FactsLedger.of([{ seq: 1, message: { role: 'user', blocks: [{ type: 'text', text }] } }]).entries();
+      expect(found.filter((e) => e.kind === 'error').map((e) => e.value)).toEqual([text.replace(/\s+/g, ' ')]);
+    }
+  });
+
+  it("Claude Code's Read listing is code: a line of the file that says `error` is no failure (claude-code fe5e1c67)", () => {
+    const errors = FactsLedger.of(claudeCode('fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl'))
+      .entries()
+      .filter((e) => e.kind === 'error')
+      .map((e) => e.value);
+    expect(errors.filter((v) => /^\d+→/.test(v))).toEqual([]);
+    expect(errorLines('    92→- Error handling for storage operations\n    93→- Undo support')).toEqual([]);
+    expect(errorLines('    92→raise ValueError(x)\nValueError: bad value')).toEqual(['ValueError: bad value']);
+  });
+
   it('merged Facts sections: each group once, the user constraints first, items without repeats', () => {
     const a = ['- User constraints (verbatim):', '  - "Never edit the migrations."', '- Files: src/a.ts; src/b.ts'].join('\n');
     const b = ['- Errors:', '  - E999 SyntaxError: unmatched \')\'', '- User constraints (verbatim):', '  - "Keep the CLI flags as they are."', '- Files: src/b.ts; src/c.ts'].join('\n');

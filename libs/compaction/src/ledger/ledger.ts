@@ -18,7 +18,7 @@ import {
   classifyNonAssistant,
   collapse,
   commandOfInput,
-  errorCodesIn,
+  reportsFailure,
   identifierTokens,
   isErrorCodeName,
   isIdentifier,
@@ -296,12 +296,13 @@ function checkboxTasks(text: string): Mention[] {
  * A report's error signatures (ledger/errors.ts: named failures with the frame that says where,
  * then other failure lines; at most three), as error entries keyed without their numbers (the
  * same failure on another line or port is the same entry). Python's `Traceback (most recent call
- * last):` header names nothing.
+ * last):` header names nothing. In the user's text (`namedOnly`) only a pasted report counts: a line that reports a
+ * named failure (reportsFailure), not one whose words mention it.
  */
 function scanErrors(out: Mention[], text: string, namedOnly = false): void {
   for (const line of errorLines(text.length > 200_000 ? text.slice(-200_000) : text)) {
     if (line.startsWith('Traceback (most recent call last)')) continue;
-    if (namedOnly && errorCodesIn(line).length === 0) continue;
+    if (namedOnly && !reportsFailure(line)) continue;
     const value = collapse(line);
     out.push({ kind: 'error', value, source: 'error', key: keyOf(value.replace(/\d+/g, '#')) });
   }

@@ -382,7 +382,8 @@ const ERROR_WORDS =
   /\b(?:errors?|exceptions?|traceback|failed|failures?|fatal|panic(?:ked)?|denied|refused|segmentation fault|no such file|not found|cannot|can't|could not|couldn't|unable to|errno|exit (?:code|status)|non-zero|timed out|aborted)\b/i;
 const PYTEST_ERROR = /^(?:E\s{2,}\S|FAILED\b|ERROR\b)/;
 const FRAME_LINE = /^\s*(?:File ".*", line \d+|at\s+\S.*(?::\d+|\))\s*$)/;
-const NUMBERED_LINE = /^\s*\d+:/;
+/** A numbered file listing's line: `12:` (SWE-agent's editor), `    12→` (Claude Code's Read tool: claude-code fe5e1c67). */
+const NUMBERED_LINE = /^\s*\d+(?::|→)/;
 const INDENTED = /^(?: {4}|\t)/;
 const DIFF_HEADER = /^(?:diff --git |index [0-9a-f]+\.\.|(?:\+\+\+|---) (?:[ab]\/|\/dev\/null)|@@ )/;
 
@@ -393,6 +394,24 @@ export const isErrorLine = (line: string) => ERROR_WORDS.test(line) || PYTEST_ER
 
 /** A line that starts like a tool's report: `fatal:`, `ValueError:`, `npm ERR!`-style labels. */
 const REPORT_LABEL = /^\s*[\w.[\]-]+:/;
+/** What may stand before a report's first word: list and quote markers, pytest's `E` column. */
+const REPORT_OPENING = /^[\s>*+|-]*(?:E\s+)?/;
+
+/**
+ * Whether a line of the user's own text reports a failure rather than mentions one. An exception name in running prose
+ * is the user's words ("no, in cmd_diff catch `ValueError` when you set `current_head`", "again, catch ValueError on
+ * .head": aider 0343); one that opens the line or labels what follows (`ValueError: Reference at …`, `E   AttributeError:
+ * …`) is a pasted report. The other named failures (lint and errno codes, exit codes, HTTP statuses) report wherever
+ * they stand.
+ */
+export function reportsFailure(line: string): boolean {
+  if (errorCodesIn(line.replace(EXCEPTION_NAME, ' ')).length > 0) return true;
+  const opens = REPORT_OPENING.exec(line)?.[0].length ?? 0;
+  for (const m of line.matchAll(EXCEPTION_NAME)) {
+    if (m.index === opens || line[m.index + m[0].length] === ':') return true;
+  }
+  return false;
+}
 
 export interface Line {
   text: string;
@@ -432,8 +451,8 @@ export function classifyNonAssistant(text: string, role: 'user' | 'tool'): Line[
     if (!isCodeLine(line, inDiff) && isErrorLine(line)) {
       out[i].source = 'error';
       // The user's own sentence about errors is still what the user said (a constraint may name them); a pasted report
-      // (a `fatal:` or `ValueError:` label, an exception name or error code: errorCodesIn) is not.
-      if (role === 'user' && !fence && !pastedLine(line) && !REPORT_LABEL.test(line) && errorCodesIn(line).length === 0) out[i].own = true;
+      // (a `fatal:` or `ValueError:` label, an exception name that opens the line, an error code: reportsFailure) is not.
+      if (role === 'user' && !fence && !pastedLine(line) && !REPORT_LABEL.test(line) && !reportsFailure(line)) out[i].own = true;
       if (/^\s*[\w.]*(?:Error|Exception)\b/.test(line)) {
         for (let j = i - 1; j >= Math.max(0, i - 3); j--) {
           if (/^\s*File ".*", line \d+/.test(raw[j])) {
