@@ -217,7 +217,14 @@ describe('compaction jobs that fail for good', () => {
       expect(jobs.map((j) => j.status)).toEqual(['failed', 'succeeded']);
       const events = await stack.query<{ line: string }>("SELECT line FROM events WHERE session_id = $1 AND type = 'compaction-resumed'", [row.session_id]);
       expect(events.map((e) => e.line)).toEqual([expect.stringContaining('Automatic compaction resumed: the summarizer answers again')]);
-      const after = (await stack.query<{ reason: string | null; count: number }>('SELECT compaction_hold_reason AS reason, compaction_hold_count AS count FROM sessions WHERE id = $1', [row.session_id]))[0];
+      // The success ends the run of holds: written just after the job's row (a loaded machine showed the row first).
+      const after = await pollUntil(
+        async () => {
+          const [s] = await stack.query<{ reason: string | null; count: number }>('SELECT compaction_hold_reason AS reason, compaction_hold_count AS count FROM sessions WHERE id = $1', [row.session_id]);
+          return s.reason === null && s.count === 0 ? s : undefined;
+        },
+        { timeoutMs: 10_000, what: 'the run of llm-outage holds to end after the success' },
+      );
       expect(after).toEqual({ reason: null, count: 0 });
       expect(fake.requests.some((r) => r.method === 'GET' && r.outcome === 'list')).toBe(true);
       console.log(`LLM outage past the window: compaction resumed ${resumedMs} ms after the summarizer returned (sweep every 1 s)`);
