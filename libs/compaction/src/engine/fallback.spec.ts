@@ -715,3 +715,51 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     );
   });
 });
+
+describe('fitToBudget: whole steps of the budget, so a growing session keeps its prefix between reads', () => {
+  /** A session of `turns` tool steps with outputs of ~250 tokens each, then a last user message of `tail` characters. */
+  const growing = (turns: number, tail: number) =>
+    session([
+      system('You are a coding agent.'),
+      user('Fix the failing build.'),
+      ...Array.from({ length: turns }, (_, i) => [call(`t${i}`), result(`t${i}`, lines(`out${i}`, 20))]).flat(),
+      user(`and now ${'x'.repeat(tail)}`),
+    ]);
+  const budget = 2_000;
+
+  it('frees whole steps (10% of the budget): a read that grew by less than what is left of its step sends the same context, the new message aside', () => {
+    const first = fitToBudget(growing(12, 0), options(budget));
+    expect(first.applied).toBe(true);
+    // It freed a whole step: under the budget by up to a step, not just under it.
+    expect(first.tokens).toBeLessThanOrEqual(budget);
+    const step = budget * 0.1;
+    const over = first.tokensBefore - budget;
+    expect(first.tokensBefore - first.tokens).toBeGreaterThanOrEqual(Math.ceil(over / step) * step);
+    // The last message grows by a few tokens (what the next read holds beyond the first): the same outputs are masked.
+    const room = Math.ceil(over / step) * step - over;
+    const next = fitToBudget(growing(12, Math.max(0, (room - 20) * 4)), options(budget));
+    expect(next.maskedSeqs).toEqual(first.maskedSeqs);
+    expect(next.messages.slice(0, -1)).toEqual(first.messages.slice(0, -1));
+    expect(next.tokens).toBeLessThanOrEqual(budget);
+  });
+
+  it('takes a step more once the session outgrew the one it took; never more than the unprotected steps can give', () => {
+    const first = fitToBudget(growing(12, 0), options(budget));
+    const grown = fitToBudget(growing(14, 0), options(budget));
+    expect(grown.maskedSeqs.length).toBeGreaterThan(first.maskedSeqs.length);
+    expect(grown.tokens).toBeLessThanOrEqual(budget);
+  });
+
+  it('protected content gives way only as far as the budget, not a step further (Guarantee 3)', () => {
+    // Everything is protected (the latest 100 messages): nothing unprotected can free the step, so only the budget counts.
+    // Each output is ~3% of the budget: one offloaded is what the budget needs, a step would take three or more.
+    const context = growing(30, 0);
+    const total = tokensOf(context);
+    const out = fitToBudget(context, options(total - 5, { latestMessages: 100 }));
+    expect(out.applied).toBe(true);
+    expect(out.tokens).toBeLessThanOrEqual(total - 5);
+    // One protected output offloaded is enough for the budget; the step would have asked for more.
+    expect(out.steps).toEqual(['offload-protected']);
+    expect(out.tokens).toBeGreaterThan(total - 5 - Math.round((total - 5) * 0.1));
+  });
+});

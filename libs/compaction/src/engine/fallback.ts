@@ -67,6 +67,20 @@ export interface FallbackResult {
 
 export const FALLBACK_MASK_MIN_TOKENS = 50;
 
+/**
+ * The fallback's step, as a share of the budget. Over budget by `over` tokens, the unprotected steps (masking,
+ * offloading, dropping turns, cutting checkpoints to their Facts) free `ceil(over / step)` whole steps, not just `over`:
+ * as a session grows read after read while a compaction is pending (or cannot help), the context stays the same
+ * (and its prefix in the provider's cache) until it has grown by a step, instead of changing on every read.
+ */
+export const FALLBACK_STEP = 0.1;
+
+/** The total the unprotected steps aim at: `budget`, less the rest of the last step (see FALLBACK_STEP). */
+function stableTarget(tokensBefore: number, budget: number): number {
+  const step = Math.max(1, Math.round(budget * FALLBACK_STEP));
+  return tokensBefore - Math.ceil((tokensBefore - budget) / step) * step;
+}
+
 const OFFLOADED_PREFIX = '[tool output offloaded';
 /** The offload stage's artifact reference (offload.ts); kept as is: it names the artifact. */
 const OFFLOAD_MARKER = '[offloaded tool output';
@@ -242,10 +256,14 @@ class Fitting {
     this.current = [...context];
     this.removed = context.map(() => false);
     this.total = sumTokens(context);
+    this.limit = budget;
   }
 
+  /** What the steps aim at: the stable target while unprotected content gives way, the budget once protections give way. */
+  limit: number;
+
   fits(): boolean {
-    return this.total <= this.budget;
+    return this.total <= this.limit;
   }
 
   replace(i: number, m: SessionMessage): void {
@@ -293,7 +311,8 @@ interface Tally {
  * Fits an assembled context (`applyPrefix`'s output, made provider-valid) into `budget`
  * without an LLM: pure and deterministic. Under budget it returns the context unchanged;
  * otherwise it applies the steps of `FallbackStep` in order and stops as soon as the context
- * fits. What never goes: the system prompt(s), the last user message and an open tool
+ * fits: the unprotected steps in whole steps of the budget (FALLBACK_STEP), protected content only
+ * as far as the budget needs. What never goes: the system prompt(s), the last user message and an open tool
  * exchange; when those alone exceed the budget it throws `BudgetTooSmall` (422), never
  * returning an oversized context. A provider-valid input gives a provider-valid result:
  * only whole turns and steps are dropped, tool results keep their block and id when
@@ -321,6 +340,9 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
 
   const shape = shapeOf(context);
   const fit = new Fitting(context, budget);
+  // Unprotected content gives way in whole steps of the budget (see FALLBACK_STEP): a context that grew by less than a
+  // step since the last read loses the same outputs and turns, so the prefix the provider cached stays the same.
+  fit.limit = stableTarget(tokensBefore, budget);
   const steps: FallbackStep[] = [];
   const tally: Tally = { maskedOutputs: 0, offloadedOutputs: 0, protectedOffloaded: 0, openOffloaded: 0, turns: 0, steps: 0, checkpoints: 0, checkpointProse: 0, protectedMessages: 0, shrunkMessages: 0 };
   const maskedSeqs: number[] = [];
@@ -399,7 +421,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
         const reduced = checkpointPart(original.message, part);
         if (reduced) forms.push({ kind: part, m: { seq: original.seq, message: reduced, tokens: countMessage(reduced) } });
       }
-      const form = forms.find((f) => f.m.tokens > now && fit.total - now + f.m.tokens <= budget);
+      const form = forms.find((f) => f.m.tokens > now && fit.total - now + f.m.tokens <= fit.limit);
       if (!form) continue;
       if (fit.removed[i]) fit.restoreAs(i, form.m);
       else fit.replace(i, form.m);
@@ -419,7 +441,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
       if (note) {
         const tokens = countMessage(note);
         const droppedTokens = droppedAt.reduce((n, i) => n + context[i].tokens, 0);
-        if (tokens < droppedTokens && fit.total + tokens <= budget) fit.restoreAs(droppedAt[0], { seq: context[droppedAt[0]].seq, message: note, tokens });
+        if (tokens < droppedTokens && fit.total + tokens <= fit.limit) fit.restoreAs(droppedAt[0], { seq: context[droppedAt[0]].seq, message: note, tokens });
       }
     }
     const kept = fit.keptIndexes();
@@ -492,8 +514,10 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   if (tally.checkpointProse > 0) steps.push('checkpoint-facts');
   if (fit.fits()) return finish(policy.latestMessages);
 
-  // Guarantee 3's give-way order. (a) Protected tool outputs become references: still kept, so this comes
-  // before any checkpoint goes whole.
+  // Guarantee 3's give-way order: protected content gives way only as far as the budget needs, not to the stable target.
+  fit.limit = budget;
+  if (fit.fits()) return finish(policy.latestMessages);
+  // (a) Protected tool outputs become references: still kept, so this comes before any checkpoint goes whole.
   tally.protectedOffloaded = offload(
     fit.keptIndexes().filter((i) => !openIndexes.has(i)),
     () => true,
