@@ -137,7 +137,12 @@ describe('side requests under the conversation header', () => {
     fake.enqueue({ text: 'Reading it.' });
     const other = await client.messages.create({ ...params, messages: [{ role: 'user', content: 'Refactor the parser' }] }).withResponse();
     expect(other.response.headers.get('x-compactor-forked-from')).toBe(session);
-    expect(await family(session)).toEqual([session, `${session}:fork-1`]);
+    // The fork is stored once the upstream accepted the request, beside the answer's relay: polled, not read at once.
+    const forks = await pollUntil(async () => {
+      const names = await family(session);
+      return names.length > 1 ? names : undefined;
+    }, { what: `the fork of ${session}`, timeoutMs: 10_000 });
+    expect(forks).toEqual([session, `${session}:fork-1`]);
     expect((await history(session)).length).toBe(3);
   });
 
