@@ -105,6 +105,13 @@ function transientSession(tenantId: string, externalId: string, config: SessionC
 const placeOf = (request: ProxyRequest): ArrayPlace | undefined =>
   request.layout && request.bytes ? { bytes: request.bytes, start: request.layout.start, ranges: request.layout.items } : undefined;
 
+/** The keys the conversation's previous request gave message i, when message i's bytes are still that request's (see conversationKeys). */
+function keptKeys(previous: { place: ArrayPlace; keys: Array<MessageKeys | undefined> } | undefined, place: ArrayPlace | undefined): (i: number) => MessageKeys | undefined {
+  if (!previous || !place) return () => undefined;
+  const unchanged = unchangedElements(previous.place, place);
+  return (i) => (unchanged(i) ? previous.keys[i] : undefined);
+}
+
 const MAX_REDIRECTS = 10_000;
 /** Bytes of request bodies the key cache holds, all conversations together. */
 const KEY_CACHE_BYTES = 64 * 1024 * 1024;
@@ -180,11 +187,11 @@ export class ConversationResolver {
   conversationKeys(lockKey: string, request: ProxyRequest): MessageKeys[] {
     const previous = this.keyCache.get(lockKey);
     const place = placeOf(request);
-    const unchanged = previous && place ? unchangedElements(previous.place, place) : () => false;
+    const kept = keptKeys(previous, place);
     const byIndex: Array<MessageKeys | undefined> = new Array(request.messageCount);
     const keys: MessageKeys[] = [];
     for (let i = request.leading; i < request.end; i++) {
-      const k = (unchanged(i) ? previous?.keys[i] : undefined) ?? messageKeys(request.message(i));
+      const k = kept(i) ?? messageKeys(request.message(i));
       byIndex[i] = k;
       keys.push(k);
     }
@@ -217,11 +224,11 @@ export class ConversationResolver {
   async preparseLarge(lockKey: string, request: ProxyRequest): Promise<void> {
     const large = request.largeUnparsed(OFF_THREAD_BODY_BYTES);
     if (large.length === 0) return;
-    const previous = this.keyCache.get(lockKey);
-    const place = placeOf(request);
-    const unchanged = previous && place ? unchangedElements(previous.place, place) : () => false;
-    const wanted = large.filter((i) => !(unchanged(i) && previous?.keys[i]));
-    await request.preparse(wanted, (bytes) => this.parser.parse(bytes));
+    const kept = keptKeys(this.keyCache.get(lockKey), placeOf(request));
+    await request.preparse(
+      large.filter((i) => !kept(i)),
+      (bytes) => this.parser.parse(bytes),
+    );
   }
 
   /** Keeps an authenticated request's byte ranges (and parsed items) for the conversation's next request; least recently used go first. */

@@ -251,16 +251,13 @@ class Fitting {
 
   constructor(
     context: SessionMessage[],
-    readonly budget: number,
+    /** What the steps aim at: the stable target while unprotected content gives way, the budget once protections give way. */
+    public limit: number,
   ) {
     this.current = [...context];
     this.removed = context.map(() => false);
     this.total = sumTokens(context);
-    this.limit = budget;
   }
-
-  /** What the steps aim at: the stable target while unprotected content gives way, the budget once protections give way. */
-  limit: number;
 
   fits(): boolean {
     return this.total <= this.limit;
@@ -339,10 +336,9 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   }
 
   const shape = shapeOf(context);
-  const fit = new Fitting(context, budget);
   // Unprotected content gives way in whole steps of the budget (see FALLBACK_STEP): a context that grew by less than a
   // step since the last read loses the same outputs and turns, so the prefix the provider cached stays the same.
-  fit.limit = stableTarget(tokensBefore, budget);
+  const fit = new Fitting(context, stableTarget(tokensBefore, budget));
   const steps: FallbackStep[] = [];
   const tally: Tally = { maskedOutputs: 0, offloadedOutputs: 0, protectedOffloaded: 0, openOffloaded: 0, turns: 0, steps: 0, checkpoints: 0, checkpointProse: 0, protectedMessages: 0, shrunkMessages: 0 };
   const maskedSeqs: number[] = [];
