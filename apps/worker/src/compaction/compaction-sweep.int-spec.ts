@@ -49,11 +49,13 @@ describe('CompactionSweep: compactions held by an LLM outage', () => {
     tenantId = (await prisma.tenant.create({ data: { name: `t-${randomBytes(4).toString('hex')}` } })).id;
   }, 60_000);
 
+  // Closing the worker waits for its running jobs (a compaction a lifted hold re-queued) and queues: past Jest's default 5 s on
+  // a loaded machine (a fresh clone's npm test hit it once).
   afterAll(async () => {
     await worker?.close();
     await fake?.close();
     await db?.drop();
-  });
+  }, 60_000);
 
   /** A sweep over the worker's own services, with this summarizer configuration. */
   const sweepWith = (overrides: Partial<WorkerConfig> = {}) =>
