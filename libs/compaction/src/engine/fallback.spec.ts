@@ -299,15 +299,46 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     const message = { ...context[1].message, blocks: [{ type: 'text' as const, text: `${block.text}\n\n${FACTS_HEADER}\n- ${CONSTRAINTS_LABEL}:\n  - "Never touch the migrations."` }] };
     context[1] = { ...context[1], message, tokens: count(message) };
     const total = tokensOf(context);
-    // Cutting and dropping the checkpoint is not enough; the latest-N protection shrinks and the large turn goes,
-    // which leaves room for the whole checkpoint again.
+    // Cutting and dropping the checkpoint is not enough; the latest-N protection shrinks (the last turn's reply goes),
+    // then the large turn goes, which leaves room for the whole checkpoint again, and for the reply.
     const out = fitToBudget(context, options(total - Math.floor(context[2].tokens / 2), { latestMessages: 4, latestUserTexts: 2 }));
-    expect(out.steps).toContain('shrink-latest');
-    expect(out.dropped).toEqual(expect.arrayContaining([3, 4]));
+    expect(out.steps).toEqual(['checkpoint-facts', 'drop-protected']);
+    expect(out.dropped).toEqual([3, 4]);
+    expect(seqsOf(out.messages)).toEqual([1, 2, 5, 6]);
     expect(out.messages[1]).toBe(context[1]);
     expect(out.droppedCheckpoints).toEqual([]);
     expect(out.line).not.toMatch(/checkpoint/);
     expect(out.tokens).toBeLessThanOrEqual(total - Math.floor(context[2].tokens / 2));
+  });
+
+  it('gives back the protected turns that fit, newest first, once a large newer one freed the room: in the form the room takes, never an unprotected turn', () => {
+    const context = session([
+      system('You are a coding agent.'), // 1
+      user(words('old', 120)), // 2: unprotected
+      say(words('oldreply', 40)), // 3
+      user('Check the log.'), // 4: protected from here on
+      call('t1'), // 5
+      result('t1', lines('log', 40)), // 6
+      say('The log shows the retry loop.'), // 7
+      user(words('huge', 900)), // 8
+      say('Noted.'), // 9
+      user('Carry on.'), // 10: the last user message
+    ]);
+    const never = tokensOf([context[0], context[9]]);
+    const out = fitToBudget(context, options(never + 120, { latestMessages: 7, latestUserTexts: 3 }));
+    // Everything protected went, oldest first, until the huge turn was gone; the turn before it comes back, its output
+    // still the reference the protected give-way made of it. The unprotected oldest turn stays out.
+    expect(out.steps).toEqual(['drop-turns', 'offload-protected', 'drop-protected']);
+    expect(seqsOf(out.messages.filter((m) => !isNote(m)))).toEqual([1, 4, 5, 6, 7, 10]);
+    expect(contentOf(bySeq(out, 6))).toMatch(/^\[tool output offloaded/);
+    expect(out.dropped).toEqual([2, 3, 8, 9]);
+    expect(out.line).toContain('dropped 2 oldest protected messages');
+    expect(out.tokens).toBeLessThanOrEqual(never + 120);
+    expectProviderValid(out.messages);
+    // Without room for it, it stays out with the others.
+    const tight = fitToBudget(context, options(never + 20, { latestMessages: 7, latestUserTexts: 3 }));
+    expect(seqsOf(tight.messages.filter((m) => !isNote(m)))).toEqual([1, 10]);
+    expect(tight.line).toContain('dropped 6 oldest protected messages');
   });
 
   it('drops checkpoints oldest first, only once the unprotected turns are gone, and before protected messages give way', () => {

@@ -115,7 +115,21 @@ function boundedForNote(m: CanonicalMessage): CanonicalMessage {
  * read adds only the messages it leaves out that the last one did not (reading them all again was
  * ~4.5 s a read at 10,000 messages). Adding to a ledger in two steps gives what one step gives.
  */
-const noteMemo = new WeakMap<CanonicalMessage, { seqs: number[]; last: CanonicalMessage; state: LedgerState; note: CanonicalMessage | undefined }>();
+const noteMemo = new WeakMap<CanonicalMessage, { seqs: number[]; span: string; last: CanonicalMessage; state: LedgerState; note: CanonicalMessage | undefined }>();
+
+/** The seqs of dropped context positions as ranges: `4–9`, or `4–9, 14–15` where kept messages stand between them. */
+function seqSpan(context: readonly SessionMessage[], droppedAt: readonly number[]): string {
+  const runs: string[] = [];
+  let start = 0;
+  for (let k = 1; k <= droppedAt.length; k++) {
+    if (k < droppedAt.length && droppedAt[k] === droppedAt[k - 1] + 1) continue;
+    const first = context[droppedAt[start]].seq;
+    const last = context[droppedAt[k - 1]].seq;
+    runs.push(first === last ? fmt(first) : `${fmt(first)}–${fmt(last)}`);
+    start = k;
+  }
+  return runs.join(', ');
+}
 
 /**
  * The note that takes the place of the turns the fallback left out: how many, which seqs, and the
@@ -123,11 +137,11 @@ const noteMemo = new WeakMap<CanonicalMessage, { seqs: number[]; last: Canonical
  * read message by message, as every stage reads it. A system message, so it is valid wherever it
  * stands (Anthropic hoists it into the system prompt). Undefined when they held no key.
  */
-function droppedNote(dropped: SessionMessage[]): CanonicalMessage | undefined {
+function droppedNote(dropped: SessionMessage[], span: string): CanonicalMessage | undefined {
   const seqs = dropped.map((m) => m.seq);
   const memo = noteMemo.get(dropped[0].message);
   const extending = memo !== undefined && memo.seqs.length <= seqs.length && memo.seqs.every((s, k) => seqs[k] === s) && dropped[memo.seqs.length - 1].message === memo.last;
-  if (extending && memo.seqs.length === seqs.length) return memo.note;
+  if (extending && memo.seqs.length === seqs.length && memo.span === span) return memo.note;
   const ledger = extending ? FactsLedger.from(memo.state) : new FactsLedger();
   ledger.addAll(dropped.slice(extending ? memo.seqs.length : 0).map((m) => ({ seq: m.seq, message: boundedForNote(m.message) })));
   const entries = ledger.entries();
@@ -141,12 +155,12 @@ function droppedNote(dropped: SessionMessage[]): CanonicalMessage | undefined {
     .map((e) => (e.value.length > 200 ? `${e.value.slice(0, 199)}…` : e.value));
   let note: CanonicalMessage | undefined;
   if (keys || errors.length > 0) {
-    const lines = [`[${plural(dropped.length, 'earlier message')} left out to fit the budget (seq ${fmt(seqs[0])}–${fmt(seqs[seqs.length - 1])}; the history keeps them)]`];
+    const lines = [`[${plural(dropped.length, 'earlier message')} left out to fit the budget (seq ${span}; the history keeps them)]`];
     if (keys) lines.push(`Keys in them: ${keys}`);
     if (errors.length) lines.push(`Errors in them:\n${errors.join('\n')}`);
     note = { role: 'system', tags: ['note'], blocks: [{ type: 'text', text: lines.join('\n') }] };
   }
-  noteMemo.set(dropped[0].message, { seqs, last: dropped[dropped.length - 1].message, state: ledger.state(), note });
+  noteMemo.set(dropped[0].message, { seqs, span, last: dropped[dropped.length - 1].message, state: ledger.state(), note });
   return note;
 }
 
@@ -366,15 +380,18 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
       return p.whole.has(m.seq) || p.userText.has(m.seq) || m.message.blocks.some((b) => b.type === 'tool_result' && p.exemptToolUseIds.has(b.toolUseId));
     });
 
-  const dropUnits = (take: (u: Unit) => boolean): Unit[] => {
-    const out: Unit[] = [];
+  /** The units dropped whole, with the tally entry each one counts in (the give-back takes it off again). */
+  const droppedUnits = new Map<Unit, { key: 'turns' | 'steps' | 'shrunkMessages' | 'protectedMessages'; n: number }>();
+  /** Drops the units `take` accepts, oldest first, until the context fits; each counts in the tally as `count` says. */
+  const dropUnits = (take: (u: Unit) => boolean, count: (u: Unit) => { key: 'turns' | 'steps' | 'shrunkMessages' | 'protectedMessages'; n: number }): void => {
     for (const u of shape.units) {
       if (fit.fits()) break;
       if (u.indexes.some((i) => fit.removed[i]) || !take(u)) continue;
       for (const i of u.indexes) fit.remove(i);
-      out.push(u);
+      const counted = count(u);
+      tally[counted.key] += counted.n;
+      droppedUnits.set(u, counted);
     }
-    return out;
   };
 
   /** Replaces the chosen tool outputs of `indexes` (oldest first) by a reference to the history, while it helps and until the context fits. */
@@ -403,6 +420,51 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
     return outputs;
   };
 
+  /** The note on the turns left out, in the place of the first of them; undefined when it says nothing or saves nothing. */
+  const noteOnDropped = (): { at: number; m: SessionMessage } | undefined => {
+    const droppedAt = context.map((_, i) => i).filter((i) => fit.removed[i] && !isCheckpoint(context[i].message));
+    if (droppedAt.length === 0) return undefined;
+    const note = droppedNote(
+      droppedAt.map((i) => context[i]),
+      seqSpan(context, droppedAt),
+    );
+    if (!note) return undefined;
+    const tokens = countMessage(note);
+    const droppedTokens = droppedAt.reduce((n, i) => n + context[i].tokens, 0);
+    return tokens < droppedTokens ? { at: droppedAt[0], m: { seq: context[droppedAt[0]].seq, message: note, tokens } } : undefined;
+  };
+
+  const giveBackUnits = () => {
+    const noteFits = () => {
+      const note = noteOnDropped();
+      return fit.total + (note?.m.tokens ?? 0) <= fit.limit;
+    };
+    // A note that did not fit before any came back is not made to fit by holding turns back.
+    const noteFitted = noteFits();
+    for (const u of [...shape.units].reverse()) {
+      const counted = droppedUnits.get(u);
+      if (!counted || (counted.key !== 'shrunkMessages' && counted.key !== 'protectedMessages')) continue;
+      if (fit.total + u.indexes.reduce((n, i) => n + fit.current[i].tokens, 0) > fit.limit) continue;
+      for (const i of u.indexes) fit.restoreAs(i, fit.current[i]);
+      // The note on what is still out must fit as well: its keys may be all that is left of a turn.
+      if (noteFitted && !noteFits()) {
+        for (const i of u.indexes) fit.remove(i);
+        continue;
+      }
+      tally[counted.key] -= counted.n;
+      droppedUnits.delete(u);
+    }
+    // A step whose every unit came back did nothing.
+    const stillDropped = (keys: Array<keyof Tally>) => keys.some((k) => tally[k] > 0);
+    for (const [step, keys] of [
+      ['shrink-latest', ['shrunkMessages']],
+      ['drop-protected', ['protectedMessages']],
+    ] as const) {
+      const at = steps.indexOf(step);
+      if (at >= 0 && !stillDropped([...keys])) steps.splice(at, 1);
+    }
+  };
+
   const finish = (latestMessages: number): FallbackResult => {
     // Give back (the budget is used, issue #14): the steps run greedily in Guarantee 3's order, and a later one (a large
     // message the shrinking protection let go) can free more than the earlier ones needed. The checkpoints cut to their
@@ -425,21 +487,20 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
       if (form.kind !== 'constraints' && checkpointsGone.delete(i)) tally.checkpoints -= 1;
       if (form.kind === 'whole' && proseCut.delete(i)) tally.checkpointProse -= 1;
     }
+    // The protected turns and steps that gave way come back too, newest first, where the room left takes them, in the form
+    // the earlier steps left (their tool outputs already references). They go oldest first until the context fits, and the last one is
+    // often a large one that freed far more than was needed (claude-code-fe5e1c67 at the 1,574-token floor was served
+    // 480 tokens). Unprotected ones stay out (Guarantee 3: they never stand in the place of protected content). Room stays
+    // for the note on what is still out.
+    giveBackUnits();
     const dropped: number[] = [];
     const droppedCheckpoints: number[] = [];
     fit.removed.forEach((r, i) => {
       if (r) (isCheckpoint(context[i].message) ? droppedCheckpoints : dropped).push(context[i].seq);
     });
     // The ledger survives the fallback too (SPEC.md "Facts ledger"): the turns it left out leave a note with their keys, when it fits.
-    const droppedAt = context.map((_, i) => i).filter((i) => fit.removed[i] && !isCheckpoint(context[i].message));
-    if (droppedAt.length > 0) {
-      const note = droppedNote(droppedAt.map((i) => context[i]));
-      if (note) {
-        const tokens = countMessage(note);
-        const droppedTokens = droppedAt.reduce((n, i) => n + context[i].tokens, 0);
-        if (tokens < droppedTokens && fit.total + tokens <= fit.limit) fit.restoreAs(droppedAt[0], { seq: context[droppedAt[0]].seq, message: note, tokens });
-      }
-    }
+    const note = noteOnDropped();
+    if (note && fit.total + note.m.tokens <= fit.limit) fit.restoreAs(note.at, note.m);
     const kept = fit.keptIndexes();
     const messages = kept.map((i) => fit.current[i]);
     const tokens = sumTokens(messages);
@@ -489,7 +550,10 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   if (fit.fits()) return finish(policy.latestMessages);
 
   // 3. Drop the oldest unprotected turns (and, in the last turn, steps) whole.
-  for (const u of dropUnits((u) => !isProtected(u, initial))) tally[u.kind === 'turn' ? 'turns' : 'steps'] += 1;
+  dropUnits(
+    (u) => !isProtected(u, initial),
+    (u) => ({ key: u.kind === 'turn' ? 'turns' : 'steps', n: 1 }),
+  );
   if (tally.turns + tally.steps > 0) steps.push('drop-turns');
   if (fit.fits()) return finish(policy.latestMessages);
 
@@ -541,14 +605,20 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   for (let n = Math.min(latest, fit.keptIndexes().length) - 1; n >= 0 && !fit.fits(); n -= 1) {
     latest = n;
     const p = protect(n);
-    for (const u of dropUnits((u) => !isProtected(u, p))) tally.shrunkMessages += u.indexes.length;
+    dropUnits(
+      (u) => !isProtected(u, p),
+      (u) => ({ key: 'shrunkMessages', n: u.indexes.length }),
+    );
   }
   if (tally.shrunkMessages > 0) steps.push('shrink-latest');
   if (fit.fits()) return finish(latest);
   latest = 0;
 
   // (c) The oldest protected messages go, a whole turn or step at a time.
-  for (const u of dropUnits(() => true)) tally.protectedMessages += u.indexes.length;
+  dropUnits(
+    () => true,
+    (u) => ({ key: 'protectedMessages', n: u.indexes.length }),
+  );
   if (tally.protectedMessages > 0) steps.push('drop-protected');
   if (fit.fits()) return finish(latest);
 
