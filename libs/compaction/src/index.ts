@@ -28,6 +28,7 @@ export * from './engine/preset';
 export * from './engine/registry';
 export * from './engine/fallback';
 export * from './engine/goal-markers';
+export * from './engine/task-statement';
 export * from './presets/checkpoint-aging';
 export * from './engine/tool-postprocess';
 export * from './presets/factor3';

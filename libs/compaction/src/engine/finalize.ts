@@ -4,7 +4,8 @@ import { checkLedger, entryText } from '../ledger/render';
 import { contextTextOf } from '../ledger/context-text';
 import { reliabilityOf, ReliabilityModel } from '../reliability/score';
 import { checkpointFacts, CheckpointFacts } from './checkpoint-facts';
-import { GoalRecord, goalBlockText, renderGoalBlock, taskStatement, TASK_STATEMENT_BUDGET_SHARE, TASK_STATEMENT_MAX_TOKENS } from './goal-markers';
+import { GoalRecord, goalBlockText, renderGoalBlock, TASK_STATEMENT_BUDGET_SHARE, TASK_STATEMENT_MAX_TOKENS } from './goal-markers';
+import { taskStatementWithKeys } from './task-statement';
 import { CompactionEvent, CompactionOutcome, SessionMessage } from './types';
 import { applyPrefix, Checkpoint, checkpointMessage, goalBlockMessage, VersionPrefix } from './version';
 
@@ -132,7 +133,9 @@ export function finalizeCompaction(input: FinalizeCompactionInput): FinalizedCom
   const rendered = renderGoalBlock(input.goal).trim();
   // Without a goal, the session's task is its first request: once the compaction takes that message out of the context,
   // its opening lines join the goal block (protected), so the agent still knows what it was asked (issue #14, high compression).
-  const task = input.goal.goal ? undefined : taskStatement(stored, Math.min(TASK_STATEMENT_MAX_TOKENS, Math.floor(TASK_STATEMENT_BUDGET_SHARE * input.budget)), countText);
+  const task = input.goal.goal
+    ? undefined
+    : taskStatementWithKeys(stored, Math.min(TASK_STATEMENT_MAX_TOKENS, Math.floor(TASK_STATEMENT_BUDGET_SHARE * input.budget)), countText, input.ledger.entries());
   const taskGone = task !== undefined && task.seq <= outcome.prefix.coversThroughSeq && outcome.prefix.treatments[task.seq]?.kind === 'summarized';
   const goalText =
     [rendered ? rendered : goalBlockText(stored.map((m) => m.message)), taskGone ? `TASK (the session's first request):\n${task.text}` : undefined].filter(Boolean).join('\n\n') || undefined;

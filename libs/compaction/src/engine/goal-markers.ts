@@ -330,3 +330,4 @@ export function taskStatement(messages: readonly { seq: number; message: Canonic
   }
   return head.trim() ? { seq: first.seq, text: `${head.trim()} …` } : undefined;
 }
+

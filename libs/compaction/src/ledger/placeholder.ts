@@ -19,18 +19,21 @@ export function placeholderKeys(text: string, options: { paths?: boolean } = {})
 
 /** `placeholderKeys` of a ledger's entries (a ledger kept message by message, say). */
 export function placeholderKeysOf(all: readonly LedgerEntry[], options: { paths?: boolean } = {}): string | undefined {
-  const entries = all.filter((e) => e.kind !== 'error' && e.kind !== 'constraint' && (options.paths !== false || e.kind !== 'path'));
-  const paths = entries.filter((e) => e.kind === 'path').length;
-  const ranked = rankEntries(entries.map((e) => (e.kind === 'path' || e.kind === 'identifier' ? { ...e, weight: Math.max(e.weight, 0.5) } : e))).filter(
-    (e) => e.kind !== 'path' || paths <= MAX_PATHS,
-  );
   const out: string[] = [];
   let used = 0;
-  for (const e of ranked) {
-    const t = entryText(e);
+  for (const t of rankedKeys(all, options)) {
     if (used + t.length + 2 > MAX_KEY_CHARS) continue;
     out.push(t);
     used += t.length + 2;
   }
   return out.length ? out.join('; ') : undefined;
+}
+
+/** The keys a placeholder would list, highest weight first, without its length cap (the caller bounds them). */
+export function rankedKeys(all: readonly LedgerEntry[], options: { paths?: boolean } = {}): string[] {
+  const entries = all.filter((e) => e.kind !== 'error' && e.kind !== 'constraint' && (options.paths !== false || e.kind !== 'path'));
+  const paths = entries.filter((e) => e.kind === 'path').length;
+  return rankEntries(entries.map((e) => (e.kind === 'path' || e.kind === 'identifier' ? { ...e, weight: Math.max(e.weight, 0.5) } : e)))
+    .filter((e) => e.kind !== 'path' || paths <= MAX_PATHS)
+    .map(entryText);
 }
