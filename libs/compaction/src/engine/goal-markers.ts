@@ -330,4 +330,3 @@ export function taskStatement(messages: readonly { seq: number; message: Canonic
   }
   return head.trim() ? { seq: first.seq, text: `${head.trim()} …` } : undefined;
 }
-
