@@ -96,6 +96,28 @@ describe('facts ledger on SWE-agent trajectories', () => {
     }
   });
 
+  it("reads the next user message as a command's output only when the agent's message ends with the command (SWE-agent), not when it shows one and goes on (aider 1128)", () => {
+    // aider-dev-history/chat-history.md (2024-08-22 06:29): the assistant shows how to run the script, then explains; the user answers.
+    const advice = "Now you can run the script directly like this:\n\n```bash\n./testsr.py your_markdown_file.md\n```\n\nThis assumes you're in the same directory as the script.";
+    const reply = { seq: 2, message: { role: 'user' as const, blocks: [{ type: 'text' as const, text: 'use indent=4 on all json.dump' }] } };
+    const said = FactsLedger.of([{ seq: 1, message: { role: 'assistant', blocks: [{ type: 'text', text: advice }] } }, reply]).entries();
+    const fromReply = (entries: LedgerEntry[]) => entries.filter((e) => e.firstSeq === 2).map((e) => [e.value, e.role]);
+    expect(fromReply(said).length).toBeGreaterThan(0);
+    expect(fromReply(said).every(([, role]) => role === 'user')).toBe(true);
+    // The same command at the end of the message is run, and what follows is read as its output.
+    const ran = FactsLedger.of([{ seq: 1, message: { role: 'assistant', blocks: [{ type: 'text', text: 'Let me run it.\n```\n./testsr.py your_markdown_file.md\n```' }] } }, reply]).entries();
+    expect(fromReply(ran).every(([, role]) => role === 'tool')).toBe(true);
+    // Every SWE-agent turn ends with its command: pydicom-1458's outputs stay outputs.
+    const messages = sweAgent('pydicom-1458__gpt4.traj');
+    const ledger = new FactsLedger();
+    let outputs = 0;
+    for (const m of messages) {
+      if (m.message.role === 'user' && ledger.state().awaitingOutput) outputs += 1;
+      ledger.addAll([m]);
+    }
+    expect(outputs).toBe(11);
+  });
+
   it('is pruned to a size by weight, never losing the user constraints', () => {
     const ledger = FactsLedger.of(sweAgent('marshmallow-1867__function_calling_replace_from_source.traj'));
     const constraints = ledger.entries().filter(isPinned).length;

@@ -236,12 +236,12 @@ export class FactsLedger {
           const prose = choicesAndNextSteps(b.text);
           for (const d of prose.decisions) mentions.push({ kind: 'decision', value: d, source: 'said' });
           for (const n of prose.next) mentions.push({ kind: 'task', value: n, source: 'said', state: 'open' });
-          const commands = { fenced: [] as string[], inline: [] as string[] };
+          const commands: { fenced: string[]; inline: string[]; endsWithCommand?: boolean } = { fenced: [], inline: [] };
           const lines = classifyAssistant(b.text, commands);
           scanLines(mentions, lines);
           for (const c of commands.fenced) mentions.push({ kind: 'command', value: c, source: 'said' });
           for (const todo of checkboxTasks(b.text)) mentions.push(todo);
-          ranTextCommand ||= commands.fenced.length > 0;
+          ranTextCommand ||= commands.endsWithCommand === true;
           for (const c of commands.fenced) for (const op of pathOperationsOf(c)) mentions.push({ kind: 'path', value: op.path, source: 'said', state: op.op });
         } else {
           const lines = classifyNonAssistant(b.text, role === 'tool' || msg.role === 'tool' ? 'tool' : 'user');

@@ -472,10 +472,15 @@ export function classifyNonAssistant(text: string, role: 'user' | 'tool'): Line[
 
 /**
  * Lines of assistant text: prose is `said`; fenced blocks are `code` (or `output` when long).
- * Commands come from shell blocks (`fenced`) and from inline code in prose (`inline`).
+ * Commands come from shell blocks (`fenced`) and from inline code in prose (`inline`). `endsWithCommand`:
+ * the text ends with a shell block that holds a command, as the messages of an agent that acts through text do
+ * (SWE-agent's discussion, then the one command to run); a command shown in the middle, prose after it, is advice to
+ * the user (Aider's "you can run it like this: … This will …", aider 0117 and 1128 in testdata/).
  */
-export function classifyAssistant(text: string, commands: { fenced: string[]; inline: string[] }): Line[] {
+export function classifyAssistant(text: string, commands: { fenced: string[]; inline: string[]; endsWithCommand?: boolean }): Line[] {
   const raw = text.split(/\r?\n/);
+  let lastLine = raw.length - 1;
+  while (lastLine >= 0 && raw[lastLine].trim().length === 0) lastLine--;
   const out: Line[] = [];
   let i = 0;
   while (i < raw.length) {
@@ -493,6 +498,7 @@ export function classifyAssistant(text: string, commands: { fenced: string[]; in
       const first = body.find((l) => l.trim().length > 0 && !l.trim().startsWith('#'));
       const command = first === undefined ? undefined : commandOfLine(first, language !== '');
       if (command) commands.fenced.push(command);
+      if (command && end >= lastLine) commands.endsWithCommand = true;
     }
     const source: Source = body.length <= MAX_CODE_LINES ? 'code' : 'output';
     for (const l of body) out.push({ text: l, source });
