@@ -335,6 +335,13 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     expect(out.line).toContain('dropped 2 oldest protected messages');
     expect(out.tokens).toBeLessThanOrEqual(never + 120);
     expectProviderValid(out.messages);
+    // With keys in what is still out, the note says where: two runs of seqs, with the turn that came back between them.
+    const keyed = session(context.map((m, i) => (i === 1 ? user(`${words('old', 120)} from https://example.com/specs/old`) : i === 8 ? say('Noted: the spec is https://example.com/specs/huge') : m.message)));
+    const noted = fitToBudget(keyed, options(never + 160, { latestMessages: 7, latestUserTexts: 3 }));
+    expect(seqsOf(noted.messages.filter((m) => !isNote(m)))).toEqual([1, 4, 5, 6, 7, 10]);
+    const note = noted.messages.find(isNote);
+    expect(note?.seq).toBe(2);
+    expect((note?.message.blocks[0] as TextBlock).text).toMatch(/^\[4 earlier messages left out to fit the budget \(seq 2–3, 8–9; the history keeps them\)\]\nKeys in them: .*https:\/\/example\.com\/specs\/huge/);
     // Without room for it, it stays out with the others.
     const tight = fitToBudget(context, options(never + 20, { latestMessages: 7, latestUserTexts: 3 }));
     expect(seqsOf(tight.messages.filter((m) => !isNote(m)))).toEqual([1, 10]);
