@@ -98,7 +98,9 @@ export class JobQueue {
     const job = await queue.getJob(jobId);
     if (job) {
       const state = await job.getState();
-      if (state === 'failed') return { state: 'failed', reason: job.failedReason || 'failed in the queue' };
+      // A job BullMQ failed between the two reads (its stalled check, say) has its reason only in a fresh read of it:
+      // without it the sweep closed a stalled job's row as `internal-error` (job-failures.int-spec, once in a fresh clone).
+      if (state === 'failed') return { state: 'failed', reason: job.failedReason || (await queue.getJob(jobId))?.failedReason || 'failed in the queue' };
       if (state === 'waiting' || state === 'prioritized' || state === 'waiting-children') return { state: 'waiting' };
       if (state === 'active' || state === 'delayed' || state === 'completed') return { state };
       return { state: 'unknown' };
