@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
 import { compactionDue, isPresetImplemented, PolicyInput, sessionBudget, thresholdTokens } from '@compactor/compaction';
 import { JobQueue } from '@compactor/jobs';
 import { probeSummarizer, SummarizerHealth } from '@compactor/llm';
@@ -39,7 +39,7 @@ const SESSION_WINDOW_MS = 24 * 3600 * 1000;
  * (as are the maintenance schedules Redis lost).
  */
 @Injectable()
-export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShutdown {
+export class CompactionSweep implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(CompactionSweep.name);
   private timer?: NodeJS.Timeout;
   private sweeping?: Promise<unknown>;
@@ -72,7 +72,8 @@ export class CompactionSweep implements OnApplicationBootstrap, OnApplicationShu
     await this.sweeping;
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** app.close() stops it before the modules it uses close (onModuleDestroy: this module goes before the persistence module). */
+  async onModuleDestroy(): Promise<void> {
     await this.stop();
   }
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, OnModuleDestroy, Optional } from '@nestjs/common';
 import { withJobLogFields } from '../logging/job-log-context';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import {
@@ -27,7 +27,7 @@ export const WORKER_PRODUCER_REDIS = Symbol('WORKER_PRODUCER_REDIS');
  * no handler or two), and runs one BullMQ worker per queue that dispatches by job name.
  */
 @Injectable()
-export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown {
+export class JobRunner implements OnApplicationBootstrap, OnModuleDestroy, OnApplicationShutdown {
   private readonly logger = new Logger(JobRunner.name);
   private readonly workers: Worker[] = [];
   private readonly connections: Redis[] = [];
@@ -114,13 +114,20 @@ export class JobRunner implements OnApplicationBootstrap, OnApplicationShutdown 
 
   /**
    * Stops taking jobs and waits for the running ones to finish (BullMQ Worker.close()), so a deploy
-   * never cuts one in half. main.ts calls it on SIGTERM before app.close(): Nest closes the database
-   * pools (onModuleDestroy) before any onApplicationShutdown, so a drain left to the latter let a
-   * running job finish against closed pools ("Cannot use a pool after calling end on the pool").
+   * never cuts one in half. main.ts calls it on SIGTERM before app.close(), and app.close() calls it
+   * first thing (onModuleDestroy: Nest destroys this module before the persistence module it imports).
+   * A drain left to onApplicationShutdown ran after the database pools had closed: a running job failed
+   * against them ("Cannot use a pool after calling end on the pool"), was retried with backoff by the
+   * worker still open, and closing the pool waited on it (compaction-sweep.int-spec's afterAll: 60 s,
+   * about one run in six).
    */
   drain(): Promise<void> {
     this.drained ??= Promise.all(this.workers.map((w) => w.close())).then(() => undefined);
     return this.drained;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.drain();
   }
 
   async onApplicationShutdown(): Promise<void> {
