@@ -298,9 +298,13 @@ export const TASK_STATEMENT_BUDGET_SHARE = 0.05;
  * (SWE-agent sends a worked demonstration first and the issue to solve second: pydicom-1458__gpt4,
  * swe-agent__test-repo-i1 in testdata/). Without an assistant message yet, the first user text.
  * Its opening lines within `maxTokens` (cut at a line or a word), for the goal block once that
- * message has left the context. Undefined when there is none.
+ * message has left the context (`cut` when it was cut). Undefined when there is none.
  */
-export function taskStatement(messages: readonly { seq: number; message: CanonicalMessage }[], maxTokens: number, countText: (t: string) => number): { seq: number; text: string } | undefined {
+export function taskStatement(
+  messages: readonly { seq: number; message: CanonicalMessage }[],
+  maxTokens: number,
+  countText: (t: string) => number,
+): { seq: number; text: string; cut?: true } | undefined {
   const isRequest = (m: CanonicalMessage) => m.role === 'user' && m.blocks.some((b) => b.type === 'text' && b.text.trim().length > 0) && !m.blocks.some((b) => b.type === 'tool_result');
   const firstReply = messages.findIndex((m) => m.message.role === 'assistant');
   const beforeReply = firstReply < 0 ? [] : messages.slice(0, firstReply).filter((m) => isRequest(m.message));
@@ -328,5 +332,5 @@ export function taskStatement(messages: readonly { seq: number; message: Canonic
     }
     head = next;
   }
-  return head.trim() ? { seq: first.seq, text: `${head.trim()} …` } : undefined;
+  return head.trim() ? { seq: first.seq, text: `${head.trim()} …`, cut: true } : undefined;
 }

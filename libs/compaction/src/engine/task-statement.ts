@@ -20,7 +20,7 @@ export function taskStatementWithKeys(
   entries: readonly LedgerEntry[],
 ): { seq: number; text: string } | undefined {
   const whole = taskStatement(messages, maxTokens, countText);
-  if (!whole || !whole.text.endsWith(' …')) return whole;
+  if (!whole?.cut) return whole;
   const head = taskStatement(messages, Math.floor(maxTokens * (1 - TASK_KEYS_SHARE)), countText);
   if (!head) return whole;
   const kept = head.text.toLowerCase();
