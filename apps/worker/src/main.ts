@@ -7,8 +7,6 @@ import { checkPostgres } from '@compactor/persistence';
 import { NestFactory } from '@nestjs/core';
 import { compactionEnvParams, loadWorkerConfig } from './config/worker-config';
 import { ValidationFailed } from '@compactor/compaction';
-import { JobRunner } from './jobs/job-runner';
-import { CompactionSweep } from './compaction/compaction-sweep';
 import { WorkerModule } from './worker.module';
 
 async function bootstrap(): Promise<void> {
@@ -54,9 +52,8 @@ async function bootstrap(): Promise<void> {
       process.exit(1);
     }, config.SHUTDOWN_TIMEOUT_MS);
     timer.unref();
-    // Running jobs and the sweep's running tick first, while the database pools and Redis connections are still open;
-    // then the modules close.
-    await Promise.all([app.get(JobRunner).drain(), app.get(CompactionSweep).stop()]);
+    // app.close() drains the running jobs and the sweep's running tick first (their onModuleDestroy), while the database
+    // pools and Redis connections are still open; then the modules close.
     await app.close();
     process.exit(0);
   };

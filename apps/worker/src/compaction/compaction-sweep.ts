@@ -63,18 +63,14 @@ export class CompactionSweep implements OnApplicationBootstrap, OnModuleDestroy 
   }
 
   /**
-   * No new tick, and the one running finished. main.ts calls it on a signal together with the job drain, before the
-   * modules close: a tick left running while the database pools and the Redis connections close could wait on them.
+   * No new tick, and the one running finished, before the modules it uses close (onModuleDestroy: app.close() destroys
+   * this module before the persistence module): a tick left running while the database pools and the Redis connections
+   * close could wait on them.
    */
-  async stop(): Promise<void> {
+  async onModuleDestroy(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
     await this.sweeping;
-  }
-
-  /** app.close() stops it before the modules it uses close (onModuleDestroy: this module goes before the persistence module). */
-  async onModuleDestroy(): Promise<void> {
-    await this.stop();
   }
 
   private async tick(): Promise<void> {

@@ -31,7 +31,6 @@ export class JobRunner implements OnApplicationBootstrap, OnModuleDestroy, OnApp
   private readonly logger = new Logger(JobRunner.name);
   private readonly workers: Worker[] = [];
   private readonly connections: Redis[] = [];
-  private drained: Promise<void> | undefined;
   readonly registry: JobRegistry;
 
   constructor(
@@ -114,24 +113,17 @@ export class JobRunner implements OnApplicationBootstrap, OnModuleDestroy, OnApp
 
   /**
    * Stops taking jobs and waits for the running ones to finish (BullMQ Worker.close()), so a deploy
-   * never cuts one in half. main.ts calls it on SIGTERM before app.close(), and app.close() calls it
-   * first thing (onModuleDestroy: Nest destroys this module before the persistence module it imports).
-   * A drain left to onApplicationShutdown ran after the database pools had closed: a running job failed
-   * against them ("Cannot use a pool after calling end on the pool"), was retried with backoff by the
-   * worker still open, and closing the pool waited on it (compaction-sweep.int-spec's afterAll: 60 s,
-   * about one run in six).
+   * never cuts one in half. app.close() (main.ts on SIGTERM) calls it first thing: Nest destroys this
+   * module before the persistence module it imports. A drain left to onApplicationShutdown ran after
+   * the database pools had closed: a running job failed against them ("Cannot use a pool after calling
+   * end on the pool"), was retried with backoff by the worker still open, and closing the pool waited on
+   * it (compaction-sweep.int-spec's afterAll: 60 s, about one run in six).
    */
-  drain(): Promise<void> {
-    this.drained ??= Promise.all(this.workers.map((w) => w.close())).then(() => undefined);
-    return this.drained;
-  }
-
   async onModuleDestroy(): Promise<void> {
-    await this.drain();
+    await Promise.all(this.workers.map((w) => w.close()));
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.drain();
     await this.queue.close();
     // BullMQ leaves connections it was given open; these are ours to close.
     await Promise.all(this.connections.map((c) => c.quit().catch(() => c.disconnect())));
