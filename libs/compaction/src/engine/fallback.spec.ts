@@ -348,6 +348,49 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     expect(tight.line).toContain('dropped 6 oldest protected messages');
   });
 
+  it("keeps the user's constraints of the turns it leaves out, verbatim, in the note (Guarantee 3): the rest of the note gives way first, then one more turn", () => {
+    const context = session([
+      system('You are a coding agent.'), // 1
+      user(`Port the exporter to the new API. Never change the public function names. ${words('ctx', 60)}`), // 2
+      say(words('plan', 150)), // 3
+      user(`Now the importer, and keep the old flags working. ${words('more', 60)} See https://example.com/docs/importer`), // 4
+      say(words('done', 150)), // 5
+      user('What is left?'), // 6
+      say('Only the tests.'), // 7
+      user('Write them.'), // 8: the last user message
+    ]);
+    const never = tokensOf([context[0], context[5], context[6], context[7]]);
+    const room = fitToBudget(context, options(never + 150));
+    expect(room.dropped).toEqual([2, 3, 4, 5]);
+    const note = (room.messages.find(isNote)?.message.blocks[0] as TextBlock).text;
+    expect(note).toContain(`- ${CONSTRAINTS_LABEL}:\n  - "Never change the public function names."`);
+    expect(note).toContain('- User requests (verbatim):\n  - "Now the importer, and keep the old flags working."');
+    expect(note).toContain('https://example.com/docs/importer');
+    expect(room.tokens).toBeLessThanOrEqual(never + 150);
+    // Room for the constraint alone: the request and the keys give way, the constraint stays.
+    const stub = count(system(`[4 earlier messages left out to fit the budget (seq 2–5; the history keeps them)]\n- ${CONSTRAINTS_LABEL}:\n  - "Never change the public function names."`));
+    const tight = fitToBudget(context, options(never + stub));
+    const tightNote = (tight.messages.find(isNote)?.message.blocks[0] as TextBlock).text;
+    expect(tightNote).toContain('"Never change the public function names."');
+    expect(tightNote).not.toContain('https://example.com');
+    expect(tight.tokens).toBeLessThanOrEqual(never + stub);
+    // Where the note's room is taken, one more turn goes so that it fits: the constraint is never the part that is lost.
+    const tighter = fitToBudget(context, options(never + stub - 2, { latestMessages: 4 }));
+    expect((tighter.messages.find(isNote)?.message.blocks[0] as TextBlock | undefined)?.text ?? '').toContain('"Never change the public function names."');
+    expect(tighter.tokens).toBeLessThanOrEqual(never + stub - 2);
+    expectProviderValid(tighter.messages);
+    // A constraint a kept checkpoint already quotes is not written twice.
+    const quoted = session([
+      system('You are a coding agent.'),
+      checkpoint(1, 1, `Earlier work.\n\n${FACTS_HEADER}\n- ${CONSTRAINTS_LABEL}:\n  - "Never change the public function names."`),
+      ...context.slice(1).map((m) => m.message),
+    ]);
+    const once = fitToBudget(quoted, options(never + count(quoted[1].message) + 150));
+    const onceNote = (once.messages.find(isNote)?.message.blocks[0] as TextBlock | undefined)?.text ?? '';
+    expect(onceNote).not.toContain('Never change the public function names');
+    expect(once.messages.map((m) => JSON.stringify(m.message)).join('\n')).toContain('Never change the public function names');
+  });
+
   it('drops checkpoints oldest first, only once the unprotected turns are gone, and before protected messages give way', () => {
     const context = session([
       system('You are a coding agent.'),

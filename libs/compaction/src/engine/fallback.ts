@@ -5,9 +5,9 @@ import { maskObservations } from './masking';
 import { Protection, ProtectionPolicy, protectionOf } from './protection';
 import { CountMessage, SessionMessage } from './types';
 import { FACTS_HEADER } from './version';
-import { CONSTRAINTS_LABEL } from '../ledger/render';
+import { CONSTRAINTS_LABEL, renderFacts } from '../ledger/render';
 import { placeholderKeysOf } from '../ledger/placeholder';
-import { FactsLedger, LedgerState } from '../ledger/ledger';
+import { FactsLedger, LedgerEntry, LedgerState, isPinned } from '../ledger/ledger';
 import { scanWindow, toolResultText } from '../ledger/rules';
 
 /**
@@ -32,6 +32,8 @@ export type FallbackStep =
   | 'shrink-latest'
   | 'drop-protected'
   | 'offload-open';
+
+const STEP_ORDER: FallbackStep[] = ['mask', 'offload', 'drop-turns', 'checkpoint-facts', 'offload-protected', 'drop-checkpoints', 'shrink-latest', 'drop-protected', 'offload-open'];
 
 export interface FallbackOptions {
   /** SPEC.md's `budget` for the session. */
@@ -120,7 +122,21 @@ interface NoteMemo {
   span: string;
   last: CanonicalMessage;
   state: LedgerState;
-  note: CanonicalMessage | undefined;
+  parts: NoteParts | undefined;
+}
+
+/** What the note on the turns left out says, before it is written for the context it goes into (droppedNoteMessage). */
+interface NoteParts {
+  count: number;
+  span: string;
+  /** Their ledger keys, as a placeholder lists them ('' = none). */
+  keys: string;
+  /** Their latest error lines. */
+  errors: string[];
+  /** The user's constraints and the locked decisions among them: protected content (Guarantee 3), the note keeps them verbatim. */
+  pinned: LedgerEntry[];
+  /** The user's other requests among them (the ledger does not pin them), oldest first. */
+  requests: LedgerEntry[];
 }
 /**
  * A read notes the turns out before the give-back and those still out after it (fitToBudget), and keeps the ledger of the
@@ -171,14 +187,14 @@ function seedDroppedLedger(dropped: SessionMessage[]): void {
   const memos = noteMemo.get(dropped[0].message) ?? [];
   if (memos.some((m) => m.seqs.length === dropped.length && startsWith(dropped, m))) return;
   const state = droppedLedger(dropped, memos).state();
-  noteMemo.set(dropped[0].message, [{ seqs: dropped.map((m) => m.seq), span: '', last: dropped[dropped.length - 1].message, state, note: undefined }, ...memos].slice(0, NOTE_MEMOS));
+  noteMemo.set(dropped[0].message, [{ seqs: dropped.map((m) => m.seq), span: '', last: dropped[dropped.length - 1].message, state, parts: undefined }, ...memos].slice(0, NOTE_MEMOS));
 }
 
-function droppedNote(dropped: SessionMessage[], span: string): CanonicalMessage | undefined {
+function droppedNote(dropped: SessionMessage[], span: string): NoteParts | undefined {
   const seqs = dropped.map((m) => m.seq);
   const memos = noteMemo.get(dropped[0].message) ?? [];
   const same = memos.find((m) => m.seqs.length === seqs.length && m.span === span && startsWith(dropped, m));
-  if (same) return same.note;
+  if (same) return same.parts;
   const ledger = droppedLedger(dropped, memos);
   const entries = ledger.entries();
   const keys = placeholderKeysOf(entries);
@@ -189,15 +205,56 @@ function droppedNote(dropped: SessionMessage[], span: string): CanonicalMessage 
     .slice(0, 2)
     .reverse()
     .map((e) => (e.value.length > 200 ? `${e.value.slice(0, 199)}…` : e.value));
-  let note: CanonicalMessage | undefined;
-  if (keys || errors.length > 0) {
-    const lines = [`[${plural(dropped.length, 'earlier message')} left out to fit the budget (seq ${span}; the history keeps them)]`];
+  const pinned = entries.filter(isPinned);
+  const requests = entries.filter((e) => e.kind === 'constraint' && e.role === 'user' && !isPinned(e)).sort((a, b) => a.lastSeq - b.lastSeq || a.firstSeq - b.firstSeq);
+  const parts = keys || errors.length > 0 || pinned.length > 0 || requests.length > 0 ? { count: dropped.length, span, keys: keys ?? '', errors, pinned, requests } : undefined;
+  noteMemo.set(dropped[0].message, [{ seqs, span, last: dropped[dropped.length - 1].message, state: ledger.state(), parts }, ...memos].slice(0, NOTE_MEMOS));
+  return parts;
+}
+
+/**
+ * The note written out for `room` tokens. The user's constraints and locked decisions among the turns left out come first
+ * and whole (those the kept system messages, the goal block or a checkpoint's Facts, do not already quote; at most
+ * `pinnedLimit`, the latest kept): `fits` is false when they alone take more than the room. Then, as far as the room goes,
+ * the user's other requests (the latest first: what the user asked for is what a dropped turn was about), their latest
+ * errors, and their keys. Undefined when it would say nothing.
+ */
+function droppedNoteMessage(
+  parts: NoteParts,
+  room: number,
+  keptSystemText: string,
+  count: CountMessage,
+  pinnedLimit = Infinity,
+): { message: CanonicalMessage; tokens: number; fits: boolean } | undefined {
+  const quoted = (e: LedgerEntry) => keptSystemText.includes(e.value);
+  const allPinned = parts.pinned.filter((e) => !quoted(e));
+  const pinned = pinnedLimit >= allPinned.length ? allPinned : allPinned.slice(allPinned.length - pinnedLimit);
+  const requests = parts.requests.filter((e) => !quoted(e));
+  if (pinned.length === 0 && requests.length === 0 && parts.errors.length === 0 && !parts.keys) return undefined;
+  const write = (said: LedgerEntry[], errors: string[], keys: string): CanonicalMessage => {
+    const lines = [`[${plural(parts.count, 'earlier message')} left out to fit the budget (seq ${parts.span}; the history keeps them)]`];
+    if (said.length > 0) lines.push(renderFacts(said));
     if (keys) lines.push(`Keys in them: ${keys}`);
     if (errors.length) lines.push(`Errors in them:\n${errors.join('\n')}`);
-    note = { role: 'system', tags: ['note'], blocks: [{ type: 'text', text: lines.join('\n') }] };
-  }
-  noteMemo.set(dropped[0].message, [{ seqs, span, last: dropped[dropped.length - 1].message, state: ledger.state(), note }, ...memos].slice(0, NOTE_MEMOS));
-  return note;
+    return { role: 'system', tags: ['note'], blocks: [{ type: 'text', text: lines.join('\n') }] };
+  };
+  let kept = { requests: [] as LedgerEntry[], errors: [] as string[], keys: '' };
+  let message = write(pinned, [], '');
+  let tokens = count(message);
+  if (tokens > room) return pinned.length > 0 ? { message, tokens, fits: false } : undefined;
+  // Each addition stays only if the note still fits.
+  const tryWith = (next: typeof kept): boolean => {
+    const m = write([...pinned, ...next.requests], next.errors, next.keys);
+    const n = count(m);
+    if (n > room) return false;
+    [message, tokens, kept] = [m, n, next];
+    return true;
+  };
+  for (let k = requests.length - 1; k >= 0; k -= 1) if (!tryWith({ ...kept, requests: [requests[k], ...kept.requests] })) break;
+  if (parts.errors.length > 0 && !tryWith({ ...kept, errors: parts.errors })) tryWith({ ...kept, errors: parts.errors.slice(-1) });
+  if (parts.keys) tryWith({ ...kept, keys: parts.keys });
+  if (pinned.length === 0 && kept.requests.length === 0 && kept.errors.length === 0 && !kept.keys) return undefined;
+  return { message, tokens, fits: true };
 }
 
 /**
@@ -390,6 +447,12 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   // step since the last read loses the same outputs and turns, so the prefix the provider cached stays the same.
   const fit = new Fitting(context, stableTarget(tokensBefore, budget));
   const steps: FallbackStep[] = [];
+  /** Records a step that ran late (the note's room, in `finish`), in Guarantee 3's order. */
+  const addStep = (step: FallbackStep) => {
+    if (steps.includes(step)) return;
+    steps.push(step);
+    steps.sort((a, b) => STEP_ORDER.indexOf(a) - STEP_ORDER.indexOf(b));
+  };
   const tally: Tally = { maskedOutputs: 0, offloadedOutputs: 0, protectedOffloaded: 0, openOffloaded: 0, turns: 0, steps: 0, checkpoints: 0, checkpointProse: 0, protectedMessages: 0, shrunkMessages: 0 };
   const maskedSeqs: number[] = [];
   const offloadedSeqs: number[] = [];
@@ -439,48 +502,63 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
       const m = fit.current[i];
       // Assistant messages are never edited (thinking stays byte-exact); results live in user and tool messages.
       if (m.message.role === 'assistant' || !hasResults(m.message)) continue;
-      let replaced = 0;
-      const blocks: Block[] = m.message.blocks.map((b) => {
-        if (b.type !== 'tool_result' || isPlaceholder(b) || !eligible(b)) return b;
-        replaced += 1;
-        return referenceOf(b, m, toolNames.get(b.toolUseId) ?? 'tool', countMessage);
-      });
+      // Which outputs go, under which tool name ('' = kept): with the message, all that decides its offloaded form.
+      const offloadAs = m.message.blocks.map((b) => (b.type !== 'tool_result' || isPlaceholder(b) || !eligible(b) ? '' : (toolNames.get(b.toolUseId) ?? 'tool')));
+      const replaced = offloadAs.filter((name) => name !== '').length;
       if (replaced === 0) continue;
-      const message: CanonicalMessage = { ...m.message, blocks };
-      const tokens = countMessage(message);
-      if (tokens >= m.tokens) continue;
-      fit.replace(i, { seq: m.seq, message, tokens });
+      const offloaded = offloadedForm(m, offloadAs, countMessage);
+      if (!offloaded) continue;
+      fit.replace(i, offloaded);
       offloadedSeqs.push(m.seq);
       outputs += replaced;
     }
     return outputs;
   };
 
-  /** The note on the turns left out, in the place of the first of them; undefined when it says nothing or saves nothing. */
-  const noteOnDropped = (): { at: number; m: SessionMessage } | undefined => {
-    const droppedAt = context.map((_, i) => i).filter((i) => fit.removed[i] && !isCheckpoint(context[i].message));
+  /** The kept system messages' text (the system prompt, the goal block, the checkpoints): the constraints it quotes need no note. */
+  const keptSystemText = () =>
+    [...shape.systems, ...shape.checkpoints]
+      .filter((i) => !fit.removed[i])
+      .map((i) => fit.current[i].message.blocks.map((b) => (b.type === 'text' ? b.text : '')).join('\n'))
+      .join('\n');
+
+  /**
+   * The note on the turns left out, in the place of the first of them, written for the room left (droppedNoteMessage):
+   * `fits` is false when the user's constraints among them alone do not fit. A note with nothing binding in it is offered
+   * only when it is smaller than what it stands for. Undefined when nothing is left out or the note would say nothing.
+   */
+  const noteOnDropped = (pinnedLimit = Infinity, room = fit.limit - fit.total): { at: number; m: SessionMessage; fits: boolean; pinnedCount: number } | undefined => {
+    const droppedAt: number[] = [];
+    for (let i = 0; i < context.length; i++) if (fit.removed[i] && !isCheckpoint(context[i].message)) droppedAt.push(i);
     if (droppedAt.length === 0) return undefined;
     // The unprotected turns left out come first; protected ones that went after them: their ledger is kept apart (seedDroppedLedger).
-    const unprotected = new Set([...droppedUnits].flatMap(([u, c]) => (c.key === 'turns' || c.key === 'steps' ? u.indexes : [])));
+    const unprotected = new Uint8Array(context.length);
+    for (const [u, c] of droppedUnits) if (c.key === 'turns' || c.key === 'steps') for (const i of u.indexes) unprotected[i] = 1;
     let lead = 0;
-    while (lead < droppedAt.length && unprotected.has(droppedAt[lead])) lead++;
+    while (lead < droppedAt.length && unprotected[droppedAt[lead]] === 1) lead++;
     if (lead > 0 && lead < droppedAt.length) seedDroppedLedger(droppedAt.slice(0, lead).map((i) => context[i]));
-    const note = droppedNote(
+    const parts = droppedNote(
       droppedAt.map((i) => context[i]),
       seqSpan(context, droppedAt),
     );
+    if (!parts) return undefined;
+    const systemText = keptSystemText();
+    const note = droppedNoteMessage(parts, room, systemText, countMessage, pinnedLimit);
     if (!note) return undefined;
-    const tokens = countMessage(note);
+    const at = droppedAt[0];
+    const pinnedCount = parts.pinned.filter((e) => !systemText.includes(e.value)).length;
     const droppedTokens = droppedAt.reduce((n, i) => n + context[i].tokens, 0);
-    return tokens < droppedTokens ? { at: droppedAt[0], m: { seq: context[droppedAt[0]].seq, message: note, tokens } } : undefined;
+    if (pinnedCount === 0 && note.tokens >= droppedTokens) return undefined;
+    return { at, m: { seq: context[at].seq, message: note.message, tokens: note.tokens }, fits: note.fits, pinnedCount };
   };
 
   const giveBackUnits = () => {
     // Room is kept for the note on what was out before any came back (the note reads every dropped message, so it is
     // not written again for each candidate: at 10,000 messages that is seconds); the note on what is still out is then
     // written once, and if it does not fit after all, the turns that came back go again, the last one first.
-    const before = noteOnDropped();
-    const reserve = before && fit.total + before.m.tokens <= fit.limit ? before.m.tokens : 0;
+    const whole = noteOnDropped(Infinity, Infinity);
+    const before = whole && fit.total + whole.m.tokens <= fit.limit ? whole : noteOnDropped();
+    const reserve = before?.fits ? before.m.tokens : 0;
     const back: Unit[] = [];
     for (const u of [...shape.units].reverse()) {
       const counted = droppedUnits.get(u);
@@ -491,7 +569,8 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
     }
     if (back.length === 0) return;
     while (reserve > 0 && back.length > 0) {
-      const note = noteOnDropped();
+      // Where the whole note fitted before, the whole note on what is still out must fit now (it can be longer: its seqs).
+      const note = noteOnDropped(Infinity, before === whole ? Infinity : reserve);
       if (!note || fit.total + note.m.tokens <= fit.limit) break;
       for (const i of back.pop()!.indexes) fit.remove(i);
     }
@@ -539,14 +618,28 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
     // 480 tokens). Unprotected ones stay out (Guarantee 3: they never stand in the place of protected content). Room stays
     // for the note on what is still out.
     giveBackUnits();
+    // The ledger survives the fallback too (SPEC.md "Facts ledger"): the turns it left out leave a note with their keys, when it
+    // fits. The user's constraints and locked decisions among them are protected content (Guarantee 3): while even the note
+    // that keeps only them does not fit, the oldest turn still in goes too (aider 0288 lost "from_coder should also copy the
+    // read only files" with the turn that said it); when nothing is left to go, the note keeps the latest of them that fit.
+    let note = noteOnDropped();
+    while (note && !note.fits) {
+      const u = shape.units.find((x) => !x.indexes.some((i) => fit.removed[i]));
+      if (!u) break;
+      for (const i of u.indexes) fit.remove(i);
+      const counted = isProtected(u, initial) ? { key: 'protectedMessages' as const, n: u.indexes.length } : { key: u.kind === 'turn' ? ('turns' as const) : ('steps' as const), n: 1 };
+      tally[counted.key] += counted.n;
+      droppedUnits.set(u, counted);
+      addStep(counted.key === 'protectedMessages' ? 'drop-protected' : 'drop-turns');
+      note = noteOnDropped();
+    }
+    for (let n = (note?.pinnedCount ?? 0) - 1; n >= 0 && note && !note.fits; n -= 1) note = noteOnDropped(n);
     const dropped: number[] = [];
     const droppedCheckpoints: number[] = [];
     fit.removed.forEach((r, i) => {
       if (r) (isCheckpoint(context[i].message) ? droppedCheckpoints : dropped).push(context[i].seq);
     });
-    // The ledger survives the fallback too (SPEC.md "Facts ledger"): the turns it left out leave a note with their keys, when it fits.
-    const note = noteOnDropped();
-    if (note && fit.total + note.m.tokens <= fit.limit) fit.restoreAs(note.at, note.m);
+    if (note?.fits) fit.restoreAs(note.at, note.m);
     const kept = fit.keptIndexes();
     const messages = kept.map((i) => fit.current[i]);
     const tokens = sumTokens(messages);
@@ -676,6 +769,25 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   // What is left is what can never go: the system prompt(s), the last user message, the open exchange.
   const keptSystem = fit.keptIndexes().reduce((n, i) => n + (fit.current[i].message.role === 'system' && !fit.current[i].message.inConversation ? fit.current[i].tokens : 0), 0);
   throw new BudgetTooSmall(budget, fit.total, { systemTokens: keptSystem, conversationTokens: fit.total - keptSystem });
+}
+
+/**
+ * A message offloaded before, by what decided its form: its seq, its count and the tool name each output went under. The
+ * fallback offloads the same stored (or masked, masking.ts keeps those) messages on every read until a compaction lands,
+ * and counting their references again was a third of a read at 10,000 messages: the form is kept with the message object.
+ */
+const offloads = new WeakMap<CanonicalMessage, { seq: number; tokens: number; offloadAs: string[]; count: CountMessage; result: SessionMessage | undefined }>();
+
+/** `m` with the outputs `offloadAs` names replaced by references to the history, counted again; undefined when that saves nothing. */
+function offloadedForm(m: SessionMessage, offloadAs: string[], count: CountMessage): SessionMessage | undefined {
+  const memo = offloads.get(m.message);
+  if (memo && memo.seq === m.seq && memo.tokens === m.tokens && memo.count === count && memo.offloadAs.every((x, k) => x === offloadAs[k])) return memo.result;
+  const blocks: Block[] = m.message.blocks.map((b, j) => (b.type === 'tool_result' && offloadAs[j] !== '' ? referenceOf(b, m, offloadAs[j], count) : b));
+  const message: CanonicalMessage = { ...m.message, blocks };
+  const tokens = count(message);
+  const result = tokens < m.tokens ? { seq: m.seq, message, tokens } : undefined;
+  offloads.set(m.message, { seq: m.seq, tokens: m.tokens, offloadAs, count, result });
+  return result;
 }
 
 /** A tool result whose output is replaced by where to find it; same block, id and error flag, so the pair stays intact. */

@@ -28,12 +28,14 @@ export interface MaskingResult {
 
 
 /**
- * A message masked before, by what decided its form: its seq and, per block, the tool name it was
+ * A message masked before, by what decided its form: its seq, its count and, per block, the tool name it was
  * masked under ('' = left as it was). Masking is pure, and the read-time fallback masks the same
  * stored messages on every read until a compaction lands (the ledger scan of each output made that
  * ~0.6 s a read at 1,000 messages): the result is kept with the message object while it lives.
  */
-const masks = new WeakMap<CanonicalMessage, { signature: string; count: CountMessage; result: SessionMessage }>();
+const masks = new WeakMap<CanonicalMessage, { seq: number; tokens: number; maskAs: string[]; count: CountMessage; result: SessionMessage }>();
+
+const sameNames = (a: string[], b: string[]) => a.length === b.length && a.every((x, k) => x === b[k]);
 
 /**
  * Observation masking: the output of old tool calls is replaced by a one-line placeholder
@@ -62,6 +64,7 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
   const out = messages.map((m, i) => {
     if (i >= boundary || protection.whole.has(m.seq)) return m;
     if (params.downToTokens !== undefined && total <= params.downToTokens) return m;
+    if (!m.message.blocks.some((b) => b.type === 'tool_result')) return m;
     // Which blocks go, and under which tool name: the whole input of the masked form besides the message.
     const maskAs = m.message.blocks.map((b) => {
       if (b.type !== 'tool_result' || protection.exemptToolUseIds.has(b.toolUseId)) return '';
@@ -72,11 +75,10 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
       return names.get(b.toolUseId) ?? 'tool';
     });
     if (maskAs.every((name) => name === '')) return m;
-    const signature = `${m.seq}\u0000${m.tokens}\u0000${maskAs.join('\u0000')}`;
     const memo = masks.get(m.message);
-    const hit = memo !== undefined && memo.signature === signature && memo.count === count;
+    const hit = memo !== undefined && memo.seq === m.seq && memo.tokens === m.tokens && memo.count === count && sameNames(memo.maskAs, maskAs);
     const result = hit ? memo.result : maskMessage(m, maskAs, count);
-    if (!hit) masks.set(m.message, { signature, count, result });
+    if (!hit) masks.set(m.message, { seq: m.seq, tokens: m.tokens, maskAs, count, result });
     if (result === m || result.tokens >= m.tokens) return m;
     masked.push(m.seq);
     total -= m.tokens - result.tokens;
