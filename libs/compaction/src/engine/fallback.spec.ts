@@ -391,6 +391,30 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     expect(once.messages.map((m) => JSON.stringify(m.message)).join('\n')).toContain('Never change the public function names');
   });
 
+  it('lets the note list more keys where the room takes them: up to four times what a placeholder lists', () => {
+    const urls = Array.from({ length: 24 }, (_, i) => `https://mirror-${i}.example.org/pkg/release-${i}.tar.gz`);
+    const context = session([
+      system('You are a coding agent.'), // 1
+      user(`Fetch the releases. ${words('ctx', 40)}`), // 2
+      say(`Fetched:\n${urls.join('\n')}\n${words('detail', 300)}`), // 3
+      user('Which one is the latest?'), // 4
+      say('The last one.'), // 5
+      user('Install it.'), // 6: the last user message
+    ]);
+    const never = tokensOf([context[0], context[3], context[4], context[5]]);
+    const keysLine = (out: FallbackResult) => (out.messages.find(isNote)?.message.blocks[0] as TextBlock).text.split('\n').find((l) => l.startsWith('Keys in them: '))!;
+    const roomy = fitToBudget(context, options(never + 500));
+    expect(roomy.dropped).toEqual([2, 3]);
+    const listed = urls.filter((u) => keysLine(roomy).includes(u));
+    expect(keysLine(roomy).length).toBeGreaterThan(320 + 'Keys in them: '.length);
+    expect(listed.length).toBeGreaterThan(urls.length / 2);
+    expect(roomy.tokens).toBeLessThanOrEqual(never + 500);
+    // With room for a placeholder's worth only, the note lists that much.
+    const tight = fitToBudget(context, options(never + 140));
+    expect(keysLine(tight).length).toBeLessThanOrEqual(320 + 'Keys in them: '.length);
+    expect(tight.tokens).toBeLessThanOrEqual(never + 140);
+  });
+
   it('drops checkpoints oldest first, only once the unprotected turns are gone, and before protected messages give way', () => {
     const context = session([
       system('You are a coding agent.'),

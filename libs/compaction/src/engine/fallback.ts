@@ -6,7 +6,7 @@ import { Protection, ProtectionPolicy, protectionOf } from './protection';
 import { CountMessage, SessionMessage } from './types';
 import { FACTS_HEADER } from './version';
 import { CONSTRAINTS_LABEL, renderFacts } from '../ledger/render';
-import { placeholderKeysOf } from '../ledger/placeholder';
+import { MAX_KEY_CHARS, keysWithin, rankedKeys } from '../ledger/placeholder';
 import { FactsLedger, LedgerEntry, LedgerState, isPinned } from '../ledger/ledger';
 import { scanWindow, toolResultText } from '../ledger/rules';
 
@@ -129,8 +129,8 @@ interface NoteMemo {
 interface NoteParts {
   count: number;
   span: string;
-  /** Their ledger keys, as a placeholder lists them ('' = none). */
-  keys: string;
+  /** Their ledger keys, highest weight first, as a placeholder ranks them (rankedKeys). */
+  keys: string[];
   /** Their latest error lines. */
   errors: string[];
   /** The user's constraints and the locked decisions among them: protected content (Guarantee 3), the note keeps them verbatim. */
@@ -197,7 +197,7 @@ function droppedNote(dropped: SessionMessage[], span: string): NoteParts | undef
   if (same) return same.parts;
   const ledger = droppedLedger(dropped, memos);
   const entries = ledger.entries();
-  const keys = placeholderKeysOf(entries);
+  const keys = rankedKeys(entries);
   // The latest failures among them (the earliest were the likeliest fixed since), in their order.
   const errors = entries
     .filter((e) => e.kind === 'error')
@@ -207,7 +207,7 @@ function droppedNote(dropped: SessionMessage[], span: string): NoteParts | undef
     .map((e) => (e.value.length > 200 ? `${e.value.slice(0, 199)}…` : e.value));
   const pinned = entries.filter(isPinned);
   const requests = entries.filter((e) => e.kind === 'constraint' && e.role === 'user' && !isPinned(e)).sort((a, b) => a.lastSeq - b.lastSeq || a.firstSeq - b.firstSeq);
-  const parts = keys || errors.length > 0 || pinned.length > 0 || requests.length > 0 ? { count: dropped.length, span, keys: keys ?? '', errors, pinned, requests } : undefined;
+  const parts = keys.length > 0 || errors.length > 0 || pinned.length > 0 || requests.length > 0 ? { count: dropped.length, span, keys, errors, pinned, requests } : undefined;
   noteMemo.set(dropped[0].message, [{ seqs, span, last: dropped[dropped.length - 1].message, state: ledger.state(), parts }, ...memos].slice(0, NOTE_MEMOS));
   return parts;
 }
@@ -230,7 +230,7 @@ function droppedNoteMessage(
   const allPinned = parts.pinned.filter((e) => !quoted(e));
   const pinned = pinnedLimit >= allPinned.length ? allPinned : allPinned.slice(allPinned.length - pinnedLimit);
   const requests = parts.requests.filter((e) => !quoted(e));
-  if (pinned.length === 0 && requests.length === 0 && parts.errors.length === 0 && !parts.keys) return undefined;
+  if (pinned.length === 0 && requests.length === 0 && parts.errors.length === 0 && parts.keys.length === 0) return undefined;
   const write = (said: LedgerEntry[], errors: string[], keys: string): CanonicalMessage => {
     const lines = [`[${plural(parts.count, 'earlier message')} left out to fit the budget (seq ${parts.span}; the history keeps them)]`];
     if (said.length > 0) lines.push(renderFacts(said));
@@ -252,7 +252,12 @@ function droppedNoteMessage(
   };
   for (let k = requests.length - 1; k >= 0; k -= 1) if (!tryWith({ ...kept, requests: [requests[k], ...kept.requests] })) break;
   if (parts.errors.length > 0 && !tryWith({ ...kept, errors: parts.errors })) tryWith({ ...kept, errors: parts.errors.slice(-1) });
-  if (parts.keys) tryWith({ ...kept, keys: parts.keys });
+  // The keys as a placeholder lists them; where the room takes more (the budget is used: openhands-basic_gui_mode's note cut
+  // its keys at a placeholder's length with a third of the budget left), up to four times as many characters.
+  const keys = (chars: number) => keysWithin(parts.keys, chars) ?? '';
+  if (parts.keys.length > 0 && tryWith({ ...kept, keys: keys(MAX_KEY_CHARS) }) && keys(4 * MAX_KEY_CHARS) !== kept.keys) {
+    if (!tryWith({ ...kept, keys: keys(4 * MAX_KEY_CHARS) })) tryWith({ ...kept, keys: keys(2 * MAX_KEY_CHARS) });
+  }
   if (pinned.length === 0 && kept.requests.length === 0 && kept.errors.length === 0 && !kept.keys) return undefined;
   return { message, tokens, fits: true };
 }

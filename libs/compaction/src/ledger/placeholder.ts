@@ -2,7 +2,7 @@ import { LedgerEntry, ledgerOfText } from './ledger';
 import { entryText, rankEntries } from './render';
 
 /** At most this many characters of keys in one placeholder: a masked output stays a one-liner plus one line of keys. */
-const MAX_KEY_CHARS = 320;
+export const MAX_KEY_CHARS = 320;
 /** Paths are listed only when an output names a few: a directory listing's hundred names are not keys. */
 const MAX_PATHS = 6;
 
@@ -19,10 +19,15 @@ export function placeholderKeys(text: string, options: { paths?: boolean } = {})
 
 /** `placeholderKeys` of a ledger's entries (a ledger kept message by message, say). */
 export function placeholderKeysOf(all: readonly LedgerEntry[], options: { paths?: boolean } = {}): string | undefined {
+  return keysWithin(rankedKeys(all, options), MAX_KEY_CHARS);
+}
+
+/** Ranked keys (rankedKeys) joined as a placeholder lists them, highest weight first, within `maxChars`. */
+export function keysWithin(ranked: readonly string[], maxChars: number): string | undefined {
   const out: string[] = [];
   let used = 0;
-  for (const t of rankedKeys(all, options)) {
-    if (used + t.length + 2 > MAX_KEY_CHARS) continue;
+  for (const t of ranked) {
+    if (used + t.length + 2 > maxChars) continue;
     out.push(t);
     used += t.length + 2;
   }
