@@ -292,6 +292,12 @@ describe('recognizers (general shapes of shell output, code and language)', () =
     expect(placeholderKeys('Collecting flake8==4.0.1\nSuccessfully installed flake8-4.0.1\nsee https://pip.pypa.io/warnings/venv')).toContain('flake8==4.0.1');
     const listing = Array.from({ length: 40 }, (_, i) => `src/module_${i}.py`).join('\n');
     expect(placeholderKeys(listing)).toBeUndefined();
+    // Among many paths, those the work created, edited or deleted are still keys.
+    const path = (value: string, state: string): LedgerEntry => ({ kind: 'path', key: value, value, state, firstSeq: 1, lastSeq: 1, role: 'assistant', count: 1, mentionedAgain: false, weight: 1 });
+    const keys = placeholderKeysOf([...Array.from({ length: 12 }, (_, i) => path(`src/read_${i}.py`, 'read')), path('docs/GUIDE.md', 'created'), path('src/app.py', 'edited')]) ?? '';
+    expect(keys).toContain('docs/GUIDE.md (created)');
+    expect(keys).toContain('src/app.py (edited)');
+    expect(keys).not.toContain('src/read_');
   });
 
   it('ranks more entries than a call can take arguments (a 30 MB log holds hundreds of thousands): no RangeError', () => {

@@ -3,8 +3,13 @@ import { entryText, rankEntries } from './render';
 
 /** At most this many characters of keys in one placeholder: a masked output stays a one-liner plus one line of keys. */
 export const MAX_KEY_CHARS = 320;
-/** Paths are listed only when an output names a few: a directory listing's hundred names are not keys. */
+/**
+ * Paths are listed only when an output names a few: a directory listing's hundred names are not keys. A path the agent
+ * created, edited or deleted is listed whatever their number: it is what the work changed (claude-code-fe5e1c67's note on
+ * its dropped steps named no path, CLAUDE.md's creation among them, because they named more than six).
+ */
 const MAX_PATHS = 6;
+const changed = (e: LedgerEntry) => e.state === 'created' || e.state === 'edited' || e.state === 'deleted';
 
 /**
  * The facts-ledger keys of a tool output, for the placeholder that replaces it (SPEC.md "Facts
@@ -39,6 +44,6 @@ export function rankedKeys(all: readonly LedgerEntry[], options: { paths?: boole
   const entries = all.filter((e) => e.kind !== 'error' && e.kind !== 'constraint' && (options.paths !== false || e.kind !== 'path'));
   const paths = entries.filter((e) => e.kind === 'path').length;
   return rankEntries(entries.map((e) => (e.kind === 'path' || e.kind === 'identifier' ? { ...e, weight: Math.max(e.weight, 0.5) } : e)))
-    .filter((e) => e.kind !== 'path' || paths <= MAX_PATHS)
+    .filter((e) => e.kind !== 'path' || paths <= MAX_PATHS || changed(e))
     .map(entryText);
 }
