@@ -286,6 +286,24 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     expect(left).not.toContain('src/db.py');
   });
 
+  it("a checkpoint cut to its Facts section keeps the keys and errors its prose held (the Facts section holds only what the summary lacked)", () => {
+    const prose = `${words('early', 200)}\nFetched https://downloads.example.net/tool-2.4.1.tar.gz and set RETRY_LIMIT=7.\nTypeError: cannot read properties of undefined (reading 'id')\n${words('later', 100)}`;
+    const base = checkpoint(1, 40, prose);
+    const block = base.blocks[0] as TextBlock;
+    const withFacts: CanonicalMessage = { ...base, blocks: [{ type: 'text', text: `${block.text}\n\n${FACTS_HEADER}\n- Files: src/app.py (edited)` }] };
+    const context = session([system('You are a coding agent.'), withFacts, user('Carry on.'), say('Carrying on.')]);
+    const total = tokensOf(context);
+    const cut = fitToBudget(context, options(total - 200));
+    expect(cut.steps).toEqual(['checkpoint-facts']);
+    const kept = (cut.messages[1].message.blocks[0] as TextBlock).text;
+    expect(kept).not.toContain('early1 ');
+    expect(kept).toContain('- Files: src/app.py (edited)');
+    expect(kept).toMatch(/- Keys in its summary: .*https:\/\/downloads\.example\.net\/tool-2\.4\.1\.tar\.gz/);
+    expect(kept).toContain('RETRY_LIMIT=7');
+    expect(kept).toContain("- Errors in its summary:\n  - TypeError: cannot read properties of undefined (reading 'id')");
+    expect(cut.tokens).toBeLessThanOrEqual(total - 200);
+  });
+
   it('gives back: a checkpoint cut or dropped by an earlier step returns, in the fullest form that fits, when a later step freed the room (the budget is used)', () => {
     const context = session([
       system('You are a coding agent.'),

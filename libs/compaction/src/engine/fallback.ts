@@ -7,7 +7,7 @@ import { CountMessage, SessionMessage } from './types';
 import { FACTS_HEADER } from './version';
 import { CONSTRAINTS_LABEL, renderFacts } from '../ledger/render';
 import { MAX_KEY_CHARS, keysWithin, rankedKeys } from '../ledger/placeholder';
-import { FactsLedger, LedgerEntry, LedgerState, isPinned } from '../ledger/ledger';
+import { FactsLedger, LedgerEntry, LedgerState, isPinned, ledgerOfText } from '../ledger/ledger';
 import { scanWindow, toolResultText } from '../ledger/rules';
 
 /**
@@ -190,6 +190,16 @@ function seedDroppedLedger(dropped: SessionMessage[]): void {
   noteMemo.set(dropped[0].message, [{ seqs: dropped.map((m) => m.seq), span: '', last: dropped[dropped.length - 1].message, state, parts: undefined }, ...memos].slice(0, NOTE_MEMOS));
 }
 
+/** The latest two error entries of a ledger (the earliest were the likeliest fixed since), in their order, each cut to 200 characters. */
+function latestErrors(entries: LedgerEntry[]): string[] {
+  return entries
+    .filter((e) => e.kind === 'error')
+    .sort((a, b) => b.lastSeq - a.lastSeq || b.firstSeq - a.firstSeq)
+    .slice(0, 2)
+    .reverse()
+    .map((e) => (e.value.length > 200 ? `${e.value.slice(0, 199)}…` : e.value));
+}
+
 function droppedNote(dropped: SessionMessage[], span: string): NoteParts | undefined {
   const seqs = dropped.map((m) => m.seq);
   const memos = noteMemo.get(dropped[0].message) ?? [];
@@ -198,13 +208,7 @@ function droppedNote(dropped: SessionMessage[], span: string): NoteParts | undef
   const ledger = droppedLedger(dropped, memos);
   const entries = ledger.entries();
   const keys = rankedKeys(entries);
-  // The latest failures among them (the earliest were the likeliest fixed since), in their order.
-  const errors = entries
-    .filter((e) => e.kind === 'error')
-    .sort((a, b) => b.lastSeq - a.lastSeq || b.firstSeq - a.firstSeq)
-    .slice(0, 2)
-    .reverse()
-    .map((e) => (e.value.length > 200 ? `${e.value.slice(0, 199)}…` : e.value));
+  const errors = latestErrors(entries);
   const pinned = entries.filter(isPinned);
   const requests = entries.filter((e) => e.kind === 'constraint' && e.role === 'user' && !isPinned(e)).sort((a, b) => a.lastSeq - b.lastSeq || a.firstSeq - b.firstSeq);
   const parts = keys.length > 0 || errors.length > 0 || pinned.length > 0 || requests.length > 0 ? { count: dropped.length, span, keys, errors, pinned, requests } : undefined;
@@ -267,6 +271,7 @@ function droppedNoteMessage(
  * section (`constraints`); undefined when it has none. The header line (id and span) stays.
  */
 function checkpointPart(m: CanonicalMessage, part: 'facts' | 'constraints'): CanonicalMessage | undefined {
+  if (part === 'facts' && factsForms.has(m)) return factsForms.get(m);
   const block = m.blocks[0];
   if (m.blocks.length !== 1 || block.type !== 'text') return undefined;
   const at = block.text.lastIndexOf(`\n\n${FACTS_HEADER}\n`);
@@ -280,9 +285,32 @@ function checkpointPart(m: CanonicalMessage, part: 'facts' | 'constraints'): Can
     let end = start + 1;
     while (end < lines.length && lines[end].startsWith('  - ')) end += 1;
     facts = lines.slice(start, end).join('\n');
+  } else {
+    // The Facts section holds the ledger entries the summary lacked: the keys and errors the prose held go with it unless
+    // they stay (ctf_web_i_got_id lost its curl URLs, pydicom-1458 its E999 lines, when their checkpoints were cut to their
+    // Facts), as a masked output keeps its keys. The prose is read as a tool output is: the summary quotes error lines.
+    // (Where the room is short this form is larger than before, and the note on dropped turns can no longer fit.)
+    const facts0 = facts;
+    const entries = ledgerOfText(block.text.slice(header.length, at));
+    const keys = keysWithin(
+      rankedKeys(entries).filter((k) => !facts0.includes(k)),
+      MAX_KEY_CHARS,
+    );
+    if (keys) facts = `${facts}\n- Keys in its summary: ${keys}`;
+    // One text: its last errors are its latest (a summary lists them as items: their marker is not part of the line).
+    const errors = entries
+      .filter((e) => e.kind === 'error' && !facts0.includes(e.value))
+      .slice(-2)
+      .map((e) => e.value.replace(/^[-*] /, ''))
+      .map((e) => (e.length > 200 ? `${e.slice(0, 199)}…` : e));
+    if (errors.length > 0) facts = `${facts}\n- Errors in its summary:\n  - ${errors.join('\n  - ')}`;
   }
-  return { ...m, blocks: [{ type: 'text', text: `${header}\n\n${FACTS_HEADER}\n${facts}` }] };
+  const out: CanonicalMessage = { ...m, blocks: [{ type: 'text', text: `${header}\n\n${FACTS_HEADER}\n${facts}` }] };
+  if (part === 'facts') factsForms.set(m, out);
+  return out;
 }
+/** A checkpoint's Facts form, kept with the checkpoint message: the fallback cuts the same checkpoints read after read. */
+const factsForms = new WeakMap<CanonicalMessage, CanonicalMessage | undefined>();
 const hasResults = (m: CanonicalMessage) => m.blocks.some((b) => b.type === 'tool_result');
 /** A user message that answers no tool call opens a turn. */
 const startsTurn = (m: CanonicalMessage) => m.role === 'user' && !hasResults(m);
