@@ -202,7 +202,8 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
       // The dropped turn leaves a note with its keys where it was (seq 2).
       expect(seqsOf(out.messages)).toEqual([1, 2, 6, 7, 8, 9, 10, 11]);
       expect(out.messages[1].message).toMatchObject({ role: 'system', tags: ['note'] });
-      expect((out.messages[1].message.blocks[0] as { text: string }).text).toMatch(/^\[4 earlier messages left out to fit the budget \(seq 2–5; the history keeps them\)\]\nKeys in them: /);
+      // The first request's turn is out: the note states it, then the keys.
+      expect((out.messages[1].message.blocks[0] as { text: string }).text).toMatch(/^\[4 earlier messages left out to fit the budget \(seq 2–5; the history keeps them\)\]\nTASK \(the session's first request\):\n[^\n]+\nKeys in them: /);
       expect(out.line).toMatch(/^Fallback: masked 2 tool outputs, dropped 1 oldest turn \(saved ~[\d,]+ tokens\) to fit the [\d,]+-token budget$/);
       expectProviderValid(out.messages);
     });
@@ -322,7 +323,7 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     const out = fitToBudget(context, options(total - Math.floor(context[2].tokens / 2), { latestMessages: 4, latestUserTexts: 2 }));
     expect(out.steps).toEqual(['checkpoint-facts', 'drop-protected']);
     expect(out.dropped).toEqual([3, 4]);
-    expect(seqsOf(out.messages)).toEqual([1, 2, 5, 6]);
+    expect(seqsOf(out.messages.filter((m) => !isNote(m)))).toEqual([1, 2, 5, 6]);
     expect(out.messages[1]).toBe(context[1]);
     expect(out.droppedCheckpoints).toEqual([]);
     expect(out.line).not.toMatch(/checkpoint/);
@@ -409,6 +410,31 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     expect(once.messages.map((m) => JSON.stringify(m.message)).join('\n')).toContain('Never change the public function names');
   });
 
+  it("states the session's first request in the note when its turn is left out and nothing kept states the task", () => {
+    const request = 'Add a CSV export to the reports page; the button goes next to Print.';
+    const context = session([
+      system('You are a coding agent.'), // 1
+      user(request), // 2: the first request
+      say(words('plan', 200)), // 3
+      user(words('more', 150)), // 4
+      say(words('done', 150)), // 5
+      user('What is left?'), // 6
+      say('Only the tests.'), // 7
+      user('Write them.'), // 8: the last user message
+    ]);
+    const never = tokensOf([context[0], context[5], context[6], context[7]]);
+    const out = fitToBudget(context, options(never + 120));
+    expect(out.dropped).toEqual([2, 3, 4, 5]);
+    const note = (out.messages.find(isNote)?.message.blocks[0] as TextBlock).text;
+    expect(note).toContain(`TASK (the session's first request):\n${request}`);
+    expect(out.tokens).toBeLessThanOrEqual(never + 120);
+    // A goal block that states the goal: the note does not state the request again.
+    const goal: CanonicalMessage = { role: 'system', tags: ['goal'], blocks: [text('[GOAL BLOCK]\nACTIVE GOAL: ship the CSV export')] };
+    const withGoal = session([context[0].message, goal, ...context.slice(1).map((m) => m.message)]);
+    const again = fitToBudget(withGoal, options(never + count(goal) + 120));
+    expect((again.messages.find(isNote)?.message.blocks[0] as TextBlock | undefined)?.text ?? '').not.toContain('TASK (');
+  });
+
   it('lets the note list more keys where the room takes them: up to four times what a placeholder lists', () => {
     const urls = Array.from({ length: 24 }, (_, i) => `https://mirror-${i}.example.org/pkg/release-${i}.tar.gz`);
     const context = session([
@@ -450,7 +476,7 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     expect(out.steps).toEqual(['drop-turns', 'drop-checkpoints']);
     expect(out.dropped).toEqual([4, 5]);
     expect(out.droppedCheckpoints).toEqual([2]);
-    expect(seqsOf(out.messages)).toEqual([1, 3, 6, 7, 8, 9]);
+    expect(seqsOf(out.messages.filter((m) => !isNote(m)))).toEqual([1, 3, 6, 7, 8, 9]);
     expect(out.line).toContain('dropped 1 oldest checkpoint');
   });
 
@@ -535,7 +561,7 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     const floor = context[0].tokens + context[3].tokens + open;
     const out = fitToBudget(context, options(floor + 200, { latestMessages: 3 }));
     expect(out.steps).toEqual(['mask', 'drop-turns', 'offload-open']);
-    expect(seqsOf(out.messages)).toEqual([1, 4, 7, 8, 9]);
+    expect(seqsOf(out.messages.filter((m) => !isNote(m)))).toEqual([1, 4, 7, 8, 9]);
     expect(bySeq(out, 7)).toBe(context[6]); // the thinking turn, byte-exact
     expect(contentOf(bySeq(out, 8))).toMatch(/^\[tool output offloaded: bash, ~\d+ tokens; full output in the session history at seq 8\]$/);
     expect(bySeq(out, 9)?.message.blocks[0]).toMatchObject({ toolUseId: 'p2', isError: true });

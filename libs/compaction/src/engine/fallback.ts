@@ -9,6 +9,8 @@ import { CONSTRAINTS_LABEL, renderFacts } from '../ledger/render';
 import { MAX_KEY_CHARS, keysWithin, rankedKeys } from '../ledger/placeholder';
 import { FactsLedger, LedgerEntry, LedgerState, isPinned, ledgerOfText } from '../ledger/ledger';
 import { scanWindow, toolResultText } from '../ledger/rules';
+import { firstRequest, TASK_HEADING, TASK_STATEMENT_BUDGET_SHARE, TASK_STATEMENT_MAX_TOKENS } from './goal-markers';
+import { taskStatementWithKeys } from './task-statement';
 
 /**
  * Guarantee 4's read-time fallback, then Guarantee 3's give-way order, in the order they run:
@@ -200,28 +202,44 @@ function latestErrors(entries: LedgerEntry[]): string[] {
     .map((e) => (e.value.length > 200 ? `${e.value.slice(0, 199)}…` : e.value));
 }
 
-function droppedNote(dropped: SessionMessage[], span: string): NoteParts | undefined {
+function droppedNote(dropped: SessionMessage[], span: string): NoteParts {
   const seqs = dropped.map((m) => m.seq);
   const memos = noteMemo.get(dropped[0].message) ?? [];
   const same = memos.find((m) => m.seqs.length === seqs.length && m.span === span && startsWith(dropped, m));
-  if (same) return same.parts;
+  if (same?.parts) return same.parts;
   const ledger = droppedLedger(dropped, memos);
   const entries = ledger.entries();
   const keys = rankedKeys(entries);
   const errors = latestErrors(entries);
   const pinned = entries.filter(isPinned);
   const requests = entries.filter((e) => e.kind === 'constraint' && e.role === 'user' && !isPinned(e)).sort((a, b) => a.lastSeq - b.lastSeq || a.firstSeq - b.firstSeq);
-  const parts = keys.length > 0 || errors.length > 0 || pinned.length > 0 || requests.length > 0 ? { count: dropped.length, span, keys, errors, pinned, requests } : undefined;
+  const parts = { count: dropped.length, span, keys, errors, pinned, requests };
   noteMemo.set(dropped[0].message, [{ seqs, span, last: dropped[dropped.length - 1].message, state: ledger.state(), parts }, ...memos].slice(0, NOTE_MEMOS));
   return parts;
+}
+
+/** A first request's statement, kept with its message: the fallback leaves the same turns out read after read. */
+const tasks = new WeakMap<CanonicalMessage, { count: CountMessage; byMax: Map<number, { seq: number; text: string } | undefined> }>();
+
+/** The goal block's task statement of `first` (finalize.ts): its opening within `maxTokens`, and the keys of the rest when cut. */
+function taskOf(first: SessionMessage, maxTokens: number, count: CountMessage): { seq: number; text: string } | undefined {
+  let memo = tasks.get(first.message);
+  if (!memo || memo.count !== count) tasks.set(first.message, (memo = { count, byMax: new Map() }));
+  if (memo.byMax.has(maxTokens)) return memo.byMax.get(maxTokens);
+  const empty = count({ role: 'user', blocks: [] });
+  const countText = (t: string) => count({ role: 'user', blocks: [{ type: 'text', text: t }] }) - empty;
+  const text = first.message.blocks.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
+  const task = taskStatementWithKeys([first], maxTokens, countText, ledgerOfText(scanned(text), 'user', first.seq));
+  memo.byMax.set(maxTokens, task);
+  return task;
 }
 
 /**
  * The note written out for `room` tokens. The user's constraints and locked decisions among the turns left out come first
  * and whole (those the kept system messages, the goal block or a checkpoint's Facts, do not already quote; at most
  * `pinnedLimit`, the latest kept): `fits` is false when they alone take more than the room. Then, as far as the room goes,
- * the user's other requests (the latest first: what the user asked for is what a dropped turn was about), their latest
- * errors, and their keys. Undefined when it would say nothing.
+ * the session's first request (`taskForms[0]`, as the goal block states it), the user's other requests (the latest first: what the user asked for is what a dropped turn was about), their latest
+ * errors, their keys, and last the request's longer statement (`taskForms[1]`). Undefined when it would say nothing.
  */
 function droppedNoteMessage(
   parts: NoteParts,
@@ -229,40 +247,49 @@ function droppedNoteMessage(
   keptSystemText: string,
   count: CountMessage,
   pinnedLimit = Infinity,
+  /** The session's first request, when the note is to state it: as the goal block would, and longer ('' = none). */
+  taskForms: string[] = [],
+  /** Without what only spare room takes (more keys, the longer request): the note the give-back keeps room for. */
+  lean = false,
 ): { message: CanonicalMessage; tokens: number; fits: boolean } | undefined {
   const quoted = (e: LedgerEntry) => keptSystemText.includes(e.value);
   const allPinned = parts.pinned.filter((e) => !quoted(e));
   const pinned = pinnedLimit >= allPinned.length ? allPinned : allPinned.slice(allPinned.length - pinnedLimit);
   const requests = parts.requests.filter((e) => !quoted(e));
-  if (pinned.length === 0 && requests.length === 0 && parts.errors.length === 0 && parts.keys.length === 0) return undefined;
-  const write = (said: LedgerEntry[], errors: string[], keys: string): CanonicalMessage => {
+  if (pinned.length === 0 && requests.length === 0 && parts.errors.length === 0 && parts.keys.length === 0 && !taskForms.some(Boolean)) return undefined;
+  const write = (said: LedgerEntry[], errors: string[], keys: string, task = ''): CanonicalMessage => {
     const lines = [`[${plural(parts.count, 'earlier message')} left out to fit the budget (seq ${parts.span}; the history keeps them)]`];
+    if (task) lines.push(`${TASK_HEADING}\n${task}`);
     if (said.length > 0) lines.push(renderFacts(said));
     if (keys) lines.push(`Keys in them: ${keys}`);
     if (errors.length) lines.push(`Errors in them:\n${errors.join('\n')}`);
     return { role: 'system', tags: ['note'], blocks: [{ type: 'text', text: lines.join('\n') }] };
   };
-  let kept = { requests: [] as LedgerEntry[], errors: [] as string[], keys: '' };
+  let kept = { task: '', requests: [] as LedgerEntry[], errors: [] as string[], keys: '' };
   let message = write(pinned, [], '');
   let tokens = count(message);
   if (tokens > room) return pinned.length > 0 ? { message, tokens, fits: false } : undefined;
   // Each addition stays only if the note still fits.
   const tryWith = (next: typeof kept): boolean => {
-    const m = write([...pinned, ...next.requests], next.errors, next.keys);
+    const m = write([...pinned, ...next.requests], next.errors, next.keys, next.task);
     const n = count(m);
     if (n > room) return false;
     [message, tokens, kept] = [m, n, next];
     return true;
   };
+  // The session's first request, when its turn is out and nothing kept states the task (finalize.ts puts it in the goal block once summarized).
+  if (taskForms[0]) tryWith({ ...kept, task: taskForms[0] });
   for (let k = requests.length - 1; k >= 0; k -= 1) if (!tryWith({ ...kept, requests: [requests[k], ...kept.requests] })) break;
   if (parts.errors.length > 0 && !tryWith({ ...kept, errors: parts.errors })) tryWith({ ...kept, errors: parts.errors.slice(-1) });
   // The keys as a placeholder lists them; where the room takes more (the budget is used: openhands-basic_gui_mode's note cut
   // its keys at a placeholder's length with a third of the budget left), up to four times as many characters.
   const keys = (chars: number) => keysWithin(parts.keys, chars) ?? '';
-  if (parts.keys.length > 0 && tryWith({ ...kept, keys: keys(MAX_KEY_CHARS) }) && keys(4 * MAX_KEY_CHARS) !== kept.keys) {
+  if (parts.keys.length > 0 && tryWith({ ...kept, keys: keys(MAX_KEY_CHARS) }) && !lean && keys(4 * MAX_KEY_CHARS) !== kept.keys) {
     if (!tryWith({ ...kept, keys: keys(4 * MAX_KEY_CHARS) })) tryWith({ ...kept, keys: keys(2 * MAX_KEY_CHARS) });
   }
-  if (pinned.length === 0 && kept.requests.length === 0 && kept.errors.length === 0 && !kept.keys) return undefined;
+  // Where room is still left, the longer statement of the request.
+  if (!lean && taskForms[1] && taskForms[1] !== kept.task) tryWith({ ...kept, task: taskForms[1] });
+  if (pinned.length === 0 && !kept.task && kept.requests.length === 0 && kept.errors.length === 0 && !kept.keys) return undefined;
   return { message, tokens, fits: true };
 }
 
@@ -548,6 +575,24 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
     return outputs;
   };
 
+  /** The session's first request, stated as the goal block states it (taskOf), found once. */
+  let task: SessionMessage | undefined | null = null;
+  const sessionTask = () => {
+    if (task === null) {
+      const opening: SessionMessage[] = [];
+      for (const m of context) {
+        if (m.message.role === 'system' && !m.message.inConversation) continue;
+        opening.push(m);
+        if (m.message.role === 'assistant') break;
+      }
+      task = firstRequest(opening);
+    }
+    return task;
+  };
+  /** The first request as the note states it: as the goal block would (its share of the budget), then as long as a task section may be. */
+  const taskForms = (first: SessionMessage) =>
+    [Math.min(TASK_STATEMENT_MAX_TOKENS, Math.floor(TASK_STATEMENT_BUDGET_SHARE * budget)), TASK_STATEMENT_MAX_TOKENS].map((n) => taskOf(first, n, countMessage)?.text ?? '');
+
   /** The kept system messages' text (the system prompt, the goal block, the checkpoints): the constraints it quotes need no note. */
   const keptSystemText = () =>
     [...shape.systems, ...shape.checkpoints]
@@ -560,7 +605,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
    * `fits` is false when the user's constraints among them alone do not fit. A note with nothing binding in it is offered
    * only when it is smaller than what it stands for. Undefined when nothing is left out or the note would say nothing.
    */
-  const noteOnDropped = (pinnedLimit = Infinity, room = fit.limit - fit.total): { at: number; m: SessionMessage; fits: boolean; pinnedCount: number } | undefined => {
+  const noteOnDropped = (pinnedLimit = Infinity, room = fit.limit - fit.total, lean = false): { at: number; m: SessionMessage; fits: boolean; pinnedCount: number } | undefined => {
     const droppedAt: number[] = [];
     for (let i = 0; i < context.length; i++) if (fit.removed[i] && !isCheckpoint(context[i].message)) droppedAt.push(i);
     if (droppedAt.length === 0) return undefined;
@@ -574,9 +619,10 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
       droppedAt.map((i) => context[i]),
       seqSpan(context, droppedAt),
     );
-    if (!parts) return undefined;
     const systemText = keptSystemText();
-    const note = droppedNoteMessage(parts, room, systemText, countMessage, pinnedLimit);
+    const first = sessionTask();
+    const stated = first && droppedAt.some((i) => context[i].seq === first.seq) && !systemText.includes(TASK_HEADING) && !systemText.includes('ACTIVE GOAL: ') ? taskForms(first) : [];
+    const note = droppedNoteMessage(parts, room, systemText, countMessage, pinnedLimit, stated, lean);
     if (!note) return undefined;
     const at = droppedAt[0];
     const pinnedCount = parts.pinned.filter((e) => !systemText.includes(e.value)).length;
@@ -589,8 +635,8 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
     // Room is kept for the note on what was out before any came back (the note reads every dropped message, so it is
     // not written again for each candidate: at 10,000 messages that is seconds); the note on what is still out is then
     // written once, and if it does not fit after all, the turns that came back go again, the last one first.
-    const whole = noteOnDropped(Infinity, Infinity);
-    const before = whole && fit.total + whole.m.tokens <= fit.limit ? whole : noteOnDropped();
+    const whole = noteOnDropped(Infinity, Infinity, true);
+    const before = whole && fit.total + whole.m.tokens <= fit.limit ? whole : noteOnDropped(Infinity, fit.limit - fit.total, true);
     const reserve = before?.fits ? before.m.tokens : 0;
     const back: Unit[] = [];
     for (const u of [...shape.units].reverse()) {
@@ -603,7 +649,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
     if (back.length === 0) return;
     while (reserve > 0 && back.length > 0) {
       // Where the whole note fitted before, the whole note on what is still out must fit now (it can be longer: its seqs).
-      const note = noteOnDropped(Infinity, before === whole ? Infinity : reserve);
+      const note = noteOnDropped(Infinity, before === whole ? Infinity : reserve, true);
       if (!note || fit.total + note.m.tokens <= fit.limit) break;
       for (const i of back.pop()!.indexes) fit.remove(i);
     }

@@ -4,7 +4,7 @@ import { checkLedger, entryText } from '../ledger/render';
 import { contextTextOf } from '../ledger/context-text';
 import { reliabilityOf, ReliabilityModel } from '../reliability/score';
 import { checkpointFacts, CheckpointFacts } from './checkpoint-facts';
-import { GoalRecord, goalBlockText, renderGoalBlock, TASK_STATEMENT_BUDGET_SHARE, TASK_STATEMENT_MAX_TOKENS } from './goal-markers';
+import { GoalRecord, goalBlockText, renderGoalBlock, TASK_HEADING, TASK_STATEMENT_BUDGET_SHARE, TASK_STATEMENT_MAX_TOKENS } from './goal-markers';
 import { taskStatementWithKeys } from './task-statement';
 import { CompactionEvent, CompactionOutcome, SessionMessage } from './types';
 import { applyPrefix, Checkpoint, checkpointMessage, goalBlockMessage, VersionPrefix } from './version';
@@ -138,7 +138,7 @@ export function finalizeCompaction(input: FinalizeCompactionInput): FinalizedCom
     : taskStatementWithKeys(stored, Math.min(TASK_STATEMENT_MAX_TOKENS, Math.floor(TASK_STATEMENT_BUDGET_SHARE * input.budget)), countText, input.ledger.entries());
   const taskGone = task !== undefined && task.seq <= outcome.prefix.coversThroughSeq && outcome.prefix.treatments[task.seq]?.kind === 'summarized';
   const goalText =
-    [rendered ? rendered : goalBlockText(stored.map((m) => m.message)), taskGone ? `TASK (the session's first request):\n${task.text}` : undefined].filter(Boolean).join('\n\n') || undefined;
+    [rendered ? rendered : goalBlockText(stored.map((m) => m.message)), taskGone ? `${TASK_HEADING}\n${task.text}` : undefined].filter(Boolean).join('\n\n') || undefined;
   const goalBlock = goalText ? { text: goalText, tokens: countMessage(goalBlockMessage(goalText)) } : undefined;
   // SPEC.md "Reliability score": the facts ledger of what this run compacted, checked against the new context.
   const pinned = compactedLedgerCheck(input.ledger, stored, history, before, outcome.prefix, goalBlock, countMessage);

@@ -286,6 +286,17 @@ export function goalPromptOf(record: GoalRecord): string | undefined {
   return text.trim() ? text : undefined;
 }
 
+/** The heading of the goal block's task section. */
+export const TASK_HEADING = "TASK (the session's first request):";
+
+/** The session's first request (see taskStatement): the last user text before the first assistant message, else the first user text. */
+export function firstRequest<M extends { seq: number; message: CanonicalMessage }>(messages: readonly M[]): M | undefined {
+  const isRequest = (m: CanonicalMessage) => m.role === 'user' && m.blocks.some((b) => b.type === 'text' && b.text.trim().length > 0) && !m.blocks.some((b) => b.type === 'tool_result');
+  const firstReply = messages.findIndex((m) => m.message.role === 'assistant');
+  const beforeReply = firstReply < 0 ? [] : messages.slice(0, firstReply).filter((m) => isRequest(m.message));
+  return beforeReply.length > 0 ? beforeReply[beforeReply.length - 1] : messages.find((m) => isRequest(m.message));
+}
+
 /** The goal block's task section: at most this many tokens, and at most this share of the budget. */
 export const TASK_STATEMENT_MAX_TOKENS = 300;
 export const TASK_STATEMENT_BUDGET_SHARE = 0.05;
@@ -305,10 +316,7 @@ export function taskStatement(
   maxTokens: number,
   countText: (t: string) => number,
 ): { seq: number; text: string; cut?: true } | undefined {
-  const isRequest = (m: CanonicalMessage) => m.role === 'user' && m.blocks.some((b) => b.type === 'text' && b.text.trim().length > 0) && !m.blocks.some((b) => b.type === 'tool_result');
-  const firstReply = messages.findIndex((m) => m.message.role === 'assistant');
-  const beforeReply = firstReply < 0 ? [] : messages.slice(0, firstReply).filter((m) => isRequest(m.message));
-  const first = beforeReply.length > 0 ? beforeReply[beforeReply.length - 1] : messages.find((m) => isRequest(m.message));
+  const first = firstRequest(messages);
   if (!first || maxTokens < 10) return undefined;
   const text = first.message.blocks
     .map((b) => (b.type === 'text' ? b.text : ''))
