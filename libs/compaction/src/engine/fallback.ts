@@ -699,11 +699,13 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
     giveBackUnits();
     // The ledger survives the fallback too (SPEC.md "Facts ledger"): the turns it left out leave a note with their keys, when it
     // fits. The user's constraints and locked decisions among them are protected content (Guarantee 3): while even the note
-    // that keeps only them does not fit, the oldest turn still in goes too (aider 0288 lost "from_coder should also copy the
+    // that keeps only them does not fit, another turn goes too (aider 0288 lost "from_coder should also copy the
     // read only files" with the turn that said it); when nothing is left to go, the note keeps the latest of them that fit.
     let note = noteOnDropped();
     while (note && !note.fits) {
-      const u = shape.units.find((x) => !x.indexes.some((i) => fit.removed[i]));
+      // Unprotected content goes before protected content (Guarantee 3), each oldest first.
+      const kept = shape.units.filter((x) => !x.indexes.some((i) => fit.removed[i]));
+      const u = kept.find((x) => !isProtected(x, initial)) ?? kept[0];
       if (!u) break;
       for (const i of u.indexes) fit.remove(i);
       const counted = isProtected(u, initial) ? { key: 'protectedMessages' as const, n: u.indexes.length } : { key: u.kind === 'turn' ? ('turns' as const) : ('steps' as const), n: 1 };
