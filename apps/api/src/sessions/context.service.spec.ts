@@ -112,7 +112,10 @@ describe('ContextService.contextBody', () => {
 
     expect(body.fallback).not.toBeNull();
     expect(body.seqs?.at(-1)).toBe(10);
-    expect(body.seqs?.[0]).toBeGreaterThan(1);
+    // The turns left out leave a note in the place of the first of them (it states the first request, which went with them).
+    const notes = body.messages.map((m) => (m as { tags?: string[] }).tags?.includes('note') === true);
+    expect(JSON.stringify(body.messages[notes.indexOf(true)])).toContain("TASK (the session's first request)");
+    expect(body.seqs?.find((_, k) => !notes[k])).toBeGreaterThan(1);
     expect(body.tokens).toBeLessThanOrEqual(128_000 - session.outputReserve);
   });
 
