@@ -40,6 +40,10 @@ const isNote = (m: SessionMessage) => m.message.tags?.includes('note') ?? false;
 const options = (budget: number, over: Partial<ProtectionPolicy> = {}): FallbackOptions => ({ budget, protection: policy(over), countMessage: count });
 const contentOf = (m: SessionMessage | undefined, k = 0) => (m?.message.blocks[k] as ToolResultBlock | undefined)?.content;
 const bySeq = (out: FallbackResult, seq: number) => out.messages.find((m) => m.seq === seq);
+const noteOf = (out: FallbackResult) => (out.messages.find(isNote)?.message.blocks[0] as TextBlock | undefined)?.text ?? '';
+/** A system prompt (1), two old turns opened by `first` (2) and `second` (4), and a short tail the budget keeps (6–8). */
+const twoOldTurns = (first: string, second: string) =>
+  session([system('You are a coding agent.'), user(first), say(words('plan', 150)), user(second), say(words('done', 150)), user('What is left?'), say('Only the tests.'), user('Write them.')]);
 function thrownBy(run: () => unknown): unknown {
   try {
     run();
@@ -368,20 +372,11 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
   });
 
   it("keeps the user's constraints of the turns it leaves out, verbatim, in the note (Guarantee 3): the rest of the note gives way first, then one more turn", () => {
-    const context = session([
-      system('You are a coding agent.'), // 1
-      user(`Port the exporter to the new API. Never change the public function names. ${words('ctx', 60)}`), // 2
-      say(words('plan', 150)), // 3
-      user(`Now the importer, and keep the old flags working. ${words('more', 60)} See https://example.com/docs/importer`), // 4
-      say(words('done', 150)), // 5
-      user('What is left?'), // 6
-      say('Only the tests.'), // 7
-      user('Write them.'), // 8: the last user message
-    ]);
+    const context = twoOldTurns(`Port the exporter to the new API. Never change the public function names. ${words('ctx', 60)}`, `Now the importer, and keep the old flags working. ${words('more', 60)} See https://example.com/docs/importer`);
     const never = tokensOf([context[0], context[5], context[6], context[7]]);
     const room = fitToBudget(context, options(never + 150));
     expect(room.dropped).toEqual([2, 3, 4, 5]);
-    const note = (room.messages.find(isNote)?.message.blocks[0] as TextBlock).text;
+    const note = noteOf(room);
     expect(note).toContain(`- ${CONSTRAINTS_LABEL}:\n  - "Never change the public function names."`);
     expect(note).toContain('- User requests (verbatim):\n  - "Now the importer, and keep the old flags working."');
     expect(note).toContain('https://example.com/docs/importer');
@@ -389,13 +384,13 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     // Room for the constraint alone: the request and the keys give way, the constraint stays.
     const stub = count(system(`[4 earlier messages left out to fit the budget (seq 2–5; the history keeps them)]\n- ${CONSTRAINTS_LABEL}:\n  - "Never change the public function names."`));
     const tight = fitToBudget(context, options(never + stub));
-    const tightNote = (tight.messages.find(isNote)?.message.blocks[0] as TextBlock).text;
+    const tightNote = noteOf(tight);
     expect(tightNote).toContain('"Never change the public function names."');
     expect(tightNote).not.toContain('https://example.com');
     expect(tight.tokens).toBeLessThanOrEqual(never + stub);
     // Where the note's room is taken, one more turn goes so that it fits: the constraint is never the part that is lost.
     const tighter = fitToBudget(context, options(never + stub - 2, { latestMessages: 4 }));
-    expect((tighter.messages.find(isNote)?.message.blocks[0] as TextBlock | undefined)?.text ?? '').toContain('"Never change the public function names."');
+    expect(noteOf(tighter)).toContain('"Never change the public function names."');
     expect(tighter.tokens).toBeLessThanOrEqual(never + stub - 2);
     expectProviderValid(tighter.messages);
     // A constraint a kept checkpoint already quotes is not written twice.
@@ -405,34 +400,25 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
       ...context.slice(1).map((m) => m.message),
     ]);
     const once = fitToBudget(quoted, options(never + count(quoted[1].message) + 150));
-    const onceNote = (once.messages.find(isNote)?.message.blocks[0] as TextBlock | undefined)?.text ?? '';
+    const onceNote = noteOf(once);
     expect(onceNote).not.toContain('Never change the public function names');
     expect(once.messages.map((m) => JSON.stringify(m.message)).join('\n')).toContain('Never change the public function names');
   });
 
   it("states the session's first request in the note when its turn is left out and nothing kept states the task", () => {
     const request = 'Add a CSV export to the reports page; the button goes next to Print.';
-    const context = session([
-      system('You are a coding agent.'), // 1
-      user(request), // 2: the first request
-      say(words('plan', 200)), // 3
-      user(words('more', 150)), // 4
-      say(words('done', 150)), // 5
-      user('What is left?'), // 6
-      say('Only the tests.'), // 7
-      user('Write them.'), // 8: the last user message
-    ]);
+    const context = twoOldTurns(request, words('more', 150));
     const never = tokensOf([context[0], context[5], context[6], context[7]]);
     const out = fitToBudget(context, options(never + 120));
     expect(out.dropped).toEqual([2, 3, 4, 5]);
-    const note = (out.messages.find(isNote)?.message.blocks[0] as TextBlock).text;
+    const note = noteOf(out);
     expect(note).toContain(`TASK (the session's first request):\n${request}`);
     expect(out.tokens).toBeLessThanOrEqual(never + 120);
     // A goal block that states the goal: the note does not state the request again.
     const goal: CanonicalMessage = { role: 'system', tags: ['goal'], blocks: [text('[GOAL BLOCK]\nACTIVE GOAL: ship the CSV export')] };
     const withGoal = session([context[0].message, goal, ...context.slice(1).map((m) => m.message)]);
     const again = fitToBudget(withGoal, options(never + count(goal) + 120));
-    expect((again.messages.find(isNote)?.message.blocks[0] as TextBlock | undefined)?.text ?? '').not.toContain('TASK (');
+    expect(noteOf(again)).not.toContain('TASK (');
   });
 
   it('lets the note list more keys where the room takes them: up to four times what a placeholder lists', () => {
