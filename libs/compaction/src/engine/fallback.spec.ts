@@ -421,6 +421,26 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     expect(noteOf(again)).not.toContain('TASK (');
   });
 
+  it('writes the note in time linear in what the turns left out said: each request line is counted once, not the note again for each', () => {
+    const turns = Array.from({ length: 600 }, (_, i) => [user(`Please keep the cache warm for service ${i}.`), say(`Done for service ${i}.`)]).flat();
+    // A large last turn to leave out too, so that the room left takes a long note.
+    const context = session([system('You are a coding agent.'), ...turns, user('Now the report.'), say(words('report', 3000)), user('Carry on.')]);
+    let counted = 0;
+    const counting: CountMessage = (m) => {
+      counted += m.blocks.reduce((n, b) => n + (b.type === 'text' ? b.text.length : 0), 0);
+      return count(m);
+    };
+    const contextChars = context.reduce((n, m) => n + m.message.blocks.reduce((k, b) => k + (b.type === 'text' ? b.text.length : 0), 0), 0);
+    const out = fitToBudget(context, { ...options(3000), countMessage: counting });
+    const note = noteOf(out);
+    expect(note).toContain('- User requests (verbatim):');
+    expect(note).toContain('"Please keep the cache warm for service 599."');
+    expect(note.split('\n').filter((l) => l.startsWith('  - "Please keep')).length).toBeGreaterThan(100);
+    expect(out.tokens).toBeLessThanOrEqual(3000);
+    // Written again for each request, the note would be counted a hundred times over (tens of times the whole context).
+    expect(counted).toBeLessThan(10 * contextChars);
+  });
+
   it('lets the note list more keys where the room takes them: up to four times what a placeholder lists', () => {
     const urls = Array.from({ length: 24 }, (_, i) => `https://mirror-${i}.example.org/pkg/release-${i}.tar.gz`);
     const context = session([

@@ -5,7 +5,7 @@ import { maskObservations } from './masking';
 import { Protection, ProtectionPolicy, protectionOf } from './protection';
 import { CountMessage, SessionMessage } from './types';
 import { FACTS_HEADER } from './version';
-import { CONSTRAINTS_LABEL, renderFacts } from '../ledger/render';
+import { CONSTRAINTS_LABEL, entryText, renderFacts } from '../ledger/render';
 import { MAX_KEY_CHARS, keysWithin, rankedKeys } from '../ledger/placeholder';
 import { FactsLedger, LedgerEntry, LedgerState, isPinned, ledgerOfText } from '../ledger/ledger';
 import { scanWindow, toolResultText } from '../ledger/rules';
@@ -244,7 +244,8 @@ function taskOf(first: SessionMessage, maxTokens: number, count: CountMessage): 
 function droppedNoteMessage(
   parts: NoteParts,
   room: number,
-  keptSystemText: string,
+  /** The items the kept system messages list (the goal block's, the checkpoints' Facts): what they quote needs no note. */
+  quotedBySystem: ReadonlySet<string>,
   count: CountMessage,
   pinnedLimit = Infinity,
   /** The session's first request, when the note is to state it: as the goal block would, and longer ('' = none). */
@@ -252,7 +253,7 @@ function droppedNoteMessage(
   /** Without what only spare room takes (more keys, the longer request): the note the give-back keeps room for. */
   lean = false,
 ): { message: CanonicalMessage; tokens: number; fits: boolean } | undefined {
-  const quoted = (e: LedgerEntry) => keptSystemText.includes(e.value);
+  const quoted = (e: LedgerEntry) => quotedBySystem.has(e.value);
   const allPinned = parts.pinned.filter((e) => !quoted(e));
   const pinned = pinnedLimit >= allPinned.length ? allPinned : allPinned.slice(allPinned.length - pinnedLimit);
   const requests = parts.requests.filter((e) => !quoted(e));
@@ -279,7 +280,17 @@ function droppedNoteMessage(
   };
   // The session's first request, when its turn is out and nothing kept states the task (finalize.ts puts it in the goal block once summarized).
   if (taskForms[0]) tryWith({ ...kept, task: taskForms[0] });
-  for (let k = requests.length - 1; k >= 0; k -= 1) if (!tryWith({ ...kept, requests: [requests[k], ...kept.requests] })) break;
+  // The latest requests the room takes, each line counted once (a note written again for each would be quadratic in them),
+  // then the note checked whole, giving up the oldest of them while it does not fit.
+  const chosen: LedgerEntry[] = [];
+  let left = room - tokens - count({ role: 'system', blocks: [{ type: 'text', text: `- User requests (verbatim):` }] }) + count({ role: 'system', blocks: [] });
+  for (let k = requests.length - 1; k >= 0; k -= 1) {
+    const line = count({ role: 'system', blocks: [{ type: 'text', text: `\n  - ${entryText(requests[k])}` }] }) - count({ role: 'system', blocks: [] });
+    if (line > left) break;
+    chosen.unshift(requests[k]);
+    left -= line;
+  }
+  while (chosen.length > 0 && !tryWith({ ...kept, requests: chosen })) chosen.shift();
   if (parts.errors.length > 0 && !tryWith({ ...kept, errors: parts.errors })) tryWith({ ...kept, errors: parts.errors.slice(-1) });
   // The keys as a placeholder lists them; where the room takes more (the budget is used: openhands-basic_gui_mode's note cut
   // its keys at a placeholder's length with a third of the budget left), up to four times as many characters.
@@ -593,12 +604,28 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   const taskForms = (first: SessionMessage) =>
     [Math.min(TASK_STATEMENT_MAX_TOKENS, Math.floor(TASK_STATEMENT_BUDGET_SHARE * budget)), TASK_STATEMENT_MAX_TOKENS].map((n) => taskOf(first, n, countMessage)?.text ?? '');
 
-  /** The kept system messages' text (the system prompt, the goal block, the checkpoints): the constraints it quotes need no note. */
-  const keptSystemText = () =>
-    [...shape.systems, ...shape.checkpoints]
-      .filter((i) => !fit.removed[i])
-      .map((i) => fit.current[i].message.blocks.map((b) => (b.type === 'text' ? b.text : '')).join('\n'))
-      .join('\n');
+  /**
+   * What the kept system messages (the system prompt, the goal block, the checkpoints) say already: the items they list (a
+   * Facts section's quoted constraints, the goal block's), which the note need not quote again, and whether they state the task.
+   */
+  const systemSays = (): { quoted: Set<string>; statesTask: boolean } => {
+    const quoted = new Set<string>();
+    let statesTask = false;
+    for (const i of [...shape.systems, ...shape.checkpoints]) {
+      if (fit.removed[i]) continue;
+      for (const b of fit.current[i].message.blocks) {
+        if (b.type !== 'text') continue;
+        statesTask ||= b.text.includes(TASK_HEADING) || b.text.includes('ACTIVE GOAL: ');
+        for (const line of b.text.split('\n')) {
+          const item = line.trimStart();
+          if (!item.startsWith('- ')) continue;
+          const value = item.slice(2);
+          quoted.add(value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value);
+        }
+      }
+    }
+    return { quoted, statesTask };
+  };
 
   /**
    * The note on the turns left out, in the place of the first of them, written for the room left (droppedNoteMessage):
@@ -619,13 +646,13 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
       droppedAt.map((i) => context[i]),
       seqSpan(context, droppedAt),
     );
-    const systemText = keptSystemText();
+    const system = systemSays();
     const first = sessionTask();
-    const stated = first && droppedAt.some((i) => context[i].seq === first.seq) && !systemText.includes(TASK_HEADING) && !systemText.includes('ACTIVE GOAL: ') ? taskForms(first) : [];
-    const note = droppedNoteMessage(parts, room, systemText, countMessage, pinnedLimit, stated, lean);
+    const stated = first && !system.statesTask && droppedAt.some((i) => context[i].seq === first.seq) ? taskForms(first) : [];
+    const note = droppedNoteMessage(parts, room, system.quoted, countMessage, pinnedLimit, stated, lean);
     if (!note) return undefined;
     const at = droppedAt[0];
-    const pinnedCount = parts.pinned.filter((e) => !systemText.includes(e.value)).length;
+    const pinnedCount = parts.pinned.filter((e) => !system.quoted.has(e.value)).length;
     const droppedTokens = droppedAt.reduce((n, i) => n + context[i].tokens, 0);
     if (pinnedCount === 0 && note.tokens >= droppedTokens) return undefined;
     return { at, m: { seq: context[at].seq, message: note.message, tokens: note.tokens }, fits: note.fits, pinnedCount };
