@@ -218,6 +218,26 @@ function droppedNote(dropped: SessionMessage[], span: string): NoteParts {
   return parts;
 }
 
+/** What a system message lists (its `- item` lines, unquoted) and whether it states the task, kept with the message. */
+const says = new WeakMap<CanonicalMessage, { items: string[]; statesTask: boolean }>();
+function saysOf(m: CanonicalMessage): { items: string[]; statesTask: boolean } {
+  const known = says.get(m);
+  if (known) return known;
+  const out = { items: [] as string[], statesTask: false };
+  for (const b of m.blocks) {
+    if (b.type !== 'text') continue;
+    out.statesTask ||= b.text.includes(TASK_HEADING) || b.text.includes('ACTIVE GOAL: ');
+    for (const line of b.text.split('\n')) {
+      const item = line.trimStart();
+      if (!item.startsWith('- ')) continue;
+      const value = item.slice(2);
+      out.items.push(value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value);
+    }
+  }
+  says.set(m, out);
+  return out;
+}
+
 /** A first request's statement, kept with its message: the fallback leaves the same turns out read after read. */
 const tasks = new WeakMap<CanonicalMessage, { count: CountMessage; byMax: Map<number, { seq: number; text: string } | undefined> }>();
 
@@ -613,16 +633,9 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
     let statesTask = false;
     for (const i of [...shape.systems, ...shape.checkpoints]) {
       if (fit.removed[i]) continue;
-      for (const b of fit.current[i].message.blocks) {
-        if (b.type !== 'text') continue;
-        statesTask ||= b.text.includes(TASK_HEADING) || b.text.includes('ACTIVE GOAL: ');
-        for (const line of b.text.split('\n')) {
-          const item = line.trimStart();
-          if (!item.startsWith('- ')) continue;
-          const value = item.slice(2);
-          quoted.add(value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value);
-        }
-      }
+      const says = saysOf(fit.current[i].message);
+      statesTask ||= says.statesTask;
+      for (const item of says.items) quoted.add(item);
     }
     return { quoted, statesTask };
   };
