@@ -7,7 +7,8 @@ export const DASHBOARD_NO_API_PORT = 3102;
 export const API_URL = `http://127.0.0.1:${API_PORT}`;
 export const DASHBOARD_URL = `http://127.0.0.1:${DASHBOARD_PORT}`;
 export const DASHBOARD_NO_API_URL = `http://127.0.0.1:${DASHBOARD_NO_API_PORT}`;
-export const DEAD_API_URL = 'http://127.0.0.1:3199';
+/** Port 1 (tcpmux, privileged): nothing listens there on a development or CI machine, unlike a high port another server may take. */
+export const DEAD_API_URL = 'http://127.0.0.1:1';
 
 /** The key the e2e API gives its default tenant (COMPACTOR_INIT_API_KEY): tests seed through the public API with it and enter it in Settings. */
 export const E2E_API_KEY = 'e2e_dashboard_key_0123456789abcdef';
