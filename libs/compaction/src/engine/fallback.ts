@@ -24,18 +24,8 @@ import { taskStatementWithKeys } from './task-statement';
  * - `drop-protected`: the oldest protected turns go;
  * - `offload-open`: the outputs of the open tool exchange become references, the last resort before 422.
  */
-export type FallbackStep =
-  | 'mask'
-  | 'offload'
-  | 'drop-turns'
-  | 'checkpoint-facts'
-  | 'offload-protected'
-  | 'drop-checkpoints'
-  | 'shrink-latest'
-  | 'drop-protected'
-  | 'offload-open';
-
-const STEP_ORDER: FallbackStep[] = ['mask', 'offload', 'drop-turns', 'checkpoint-facts', 'offload-protected', 'drop-checkpoints', 'shrink-latest', 'drop-protected', 'offload-open'];
+const STEP_ORDER = ['mask', 'offload', 'drop-turns', 'checkpoint-facts', 'offload-protected', 'drop-checkpoints', 'shrink-latest', 'drop-protected', 'offload-open'] as const;
+export type FallbackStep = (typeof STEP_ORDER)[number];
 
 export interface FallbackOptions {
   /** SPEC.md's `budget` for the session. */
@@ -192,6 +182,9 @@ function seedDroppedLedger(dropped: SessionMessage[]): void {
   noteMemo.set(dropped[0].message, [{ seqs: dropped.map((m) => m.seq), span: '', last: dropped[dropped.length - 1].message, state, parts: undefined }, ...memos].slice(0, NOTE_MEMOS));
 }
 
+/** An error line as a note or a Facts form quotes it: at most 200 characters. */
+const cutLine = (line: string) => (line.length > 200 ? `${line.slice(0, 199)}…` : line);
+
 /** The latest two error entries of a ledger (the earliest were the likeliest fixed since), in their order, each cut to 200 characters. */
 function latestErrors(entries: LedgerEntry[]): string[] {
   return entries
@@ -199,7 +192,7 @@ function latestErrors(entries: LedgerEntry[]): string[] {
     .sort((a, b) => b.lastSeq - a.lastSeq || b.firstSeq - a.firstSeq)
     .slice(0, 2)
     .reverse()
-    .map((e) => (e.value.length > 200 ? `${e.value.slice(0, 199)}…` : e.value));
+    .map((e) => cutLine(e.value));
 }
 
 function droppedNote(dropped: SessionMessage[], span: string): NoteParts {
@@ -359,8 +352,7 @@ function checkpointPart(m: CanonicalMessage, part: 'facts' | 'constraints'): Can
     const errors = entries
       .filter((e) => e.kind === 'error' && !facts0.includes(e.value))
       .slice(-2)
-      .map((e) => e.value.replace(/^[-*] /, ''))
-      .map((e) => (e.length > 200 ? `${e.slice(0, 199)}…` : e));
+      .map((e) => cutLine(e.value.replace(/^[-*] /, '')));
     if (errors.length > 0) facts = `${facts}\n- Errors in its summary:\n  - ${errors.join('\n  - ')}`;
   }
   const out: CanonicalMessage = { ...m, blocks: [{ type: 'text', text: `${header}\n\n${FACTS_HEADER}\n${facts}` }] };
@@ -573,14 +565,16 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   /** The units dropped whole, with the tally entry each one counts in (the give-back takes it off again). */
   const droppedUnits = new Map<Unit, { key: 'turns' | 'steps' | 'shrunkMessages' | 'protectedMessages'; n: number }>();
   /** Drops the units `take` accepts, oldest first, until the context fits; each counts in the tally as `count` says. */
+  const dropUnit = (u: Unit, counted: { key: 'turns' | 'steps' | 'shrunkMessages' | 'protectedMessages'; n: number }): void => {
+    for (const i of u.indexes) fit.remove(i);
+    tally[counted.key] += counted.n;
+    droppedUnits.set(u, counted);
+  };
   const dropUnits = (take: (u: Unit) => boolean, count: (u: Unit) => { key: 'turns' | 'steps' | 'shrunkMessages' | 'protectedMessages'; n: number }): void => {
     for (const u of shape.units) {
       if (fit.fits()) break;
       if (u.indexes.some((i) => fit.removed[i]) || !take(u)) continue;
-      for (const i of u.indexes) fit.remove(i);
-      const counted = count(u);
-      tally[counted.key] += counted.n;
-      droppedUnits.set(u, counted);
+      dropUnit(u, count(u));
     }
   };
 
@@ -747,11 +741,9 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
       const kept = shape.units.filter((x) => !x.indexes.some((i) => fit.removed[i]));
       const u = kept.find((x) => !isProtected(x, initial)) ?? kept[0];
       if (!u) break;
-      for (const i of u.indexes) fit.remove(i);
-      const counted = isProtected(u, initial) ? { key: 'protectedMessages' as const, n: u.indexes.length } : { key: u.kind === 'turn' ? ('turns' as const) : ('steps' as const), n: 1 };
-      tally[counted.key] += counted.n;
-      droppedUnits.set(u, counted);
-      addStep(counted.key === 'protectedMessages' ? 'drop-protected' : 'drop-turns');
+      const protectedUnit = isProtected(u, initial);
+      dropUnit(u, protectedUnit ? { key: 'protectedMessages', n: u.indexes.length } : { key: u.kind === 'turn' ? 'turns' : 'steps', n: 1 });
+      addStep(protectedUnit ? 'drop-protected' : 'drop-turns');
       note = noteOnDropped();
     }
     for (let n = (note?.pinnedCount ?? 0) - 1; n >= 0 && note && !note.fits; n -= 1) note = noteOnDropped(n);
