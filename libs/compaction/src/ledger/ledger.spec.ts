@@ -11,7 +11,7 @@ import { parseOpenAIMessages } from '../messages/openai';
 import { FactsLedger, LedgerEntry } from './ledger';
 import { checkLedger, entryText, fitEntries, isPinned, mergeFactsSections, rankEntries, renderFacts } from './render';
 import { placeholderKeys, placeholderKeysOf } from './placeholder';
-import { constraintSentences, exitStatusOf, hashesIn, settingsIn, testResultsIn, ticketIdsIn, urlsIn } from './recognize';
+import { constraintSentences, exitStatusOf, hashesIn, isTransitiveRequirement, settingsIn, testResultsIn, ticketIdsIn, urlsIn } from './recognize';
 import { LEDGER_SCAN_CHARS, scanWindow } from './rules';
 import { errorLines } from './errors';
 
@@ -61,6 +61,18 @@ describe('facts ledger on SWE-agent trajectories', () => {
     const run = find(marshmallow, 'command', 'python reproduce.py');
     expect(run?.count).toBeGreaterThanOrEqual(2);
     expect(find(marshmallow, 'version', 'flake8==4.0.1')).toBeDefined();
+  });
+
+  it("keeps setup.py's pins, not the ranges pip printed for dependencies of dependencies", () => {
+    // setup.py's docs extras, read with the editor.
+    expect(find(marshmallow, 'version', 'sphinx==4.2.0')).toBeDefined();
+    // `Requirement already satisfied: virtualenv>=20.10.0 in … (from pre-commit~=2.4->marshmallow==3.13.0)`: pre-commit's requirement, not the project's.
+    expect(find(marshmallow, 'version', 'virtualenv>=20.10.0')).toBeUndefined();
+    // The direct requirement on a line whose `(from …)` names the project alone stays.
+    expect(find(marshmallow, 'version', 'pre-commit~=2.4')).toBeDefined();
+    expect(isTransitiveRequirement('Collecting idna<4,>=2.5 (from requests==2.31.0->app==1.0)')).toBe(true);
+    expect(isTransitiveRequirement('Requirement already satisfied: mypy==0.910 in /x/site-packages (from marshmallow==3.13.0) (0.910)')).toBe(false);
+    expect(isTransitiveRequirement('a -> b (from x)')).toBe(false);
   });
 
   it('keeps the user instructions that bind (must, always, only) verbatim, and pins them', () => {

@@ -35,7 +35,7 @@ import {
   toolResultText,
 } from './rules';
 import { errorLines } from './errors';
-import { choicesAndNextSteps, constraintSentences, exitStatusOf, hashesIn, pathOperationsOf, settingsIn, testResultsIn, ticketIdsIn, todosOf, urlsIn } from './recognize';
+import { choicesAndNextSteps, constraintSentences, exitStatusOf, hashesIn, isTransitiveRequirement, pathOperationsOf, settingsIn, testResultsIn, ticketIdsIn, todosOf, urlsIn } from './recognize';
 
 export type LedgerKind = 'constraint' | 'decision' | 'task' | 'error' | 'test' | 'path' | 'url' | 'setting' | 'version' | 'identifier' | 'command';
 
@@ -312,7 +312,8 @@ function scanLine(out: Mention[], line: string, source: Source): void {
   if (line.length > 2_000) line = line.slice(0, 2_000);
   for (const t of testResultsIn(line)) out.push({ kind: 'test', value: t.name, source: source === 'output' ? 'error' : source, state: t.result });
   for (const u of urlsIn(line)) out.push({ kind: 'url', value: u, source });
-  for (const s of settingsIn(line, source === 'said')) out.push({ kind: s.version ? 'version' : 'setting', value: `${s.name}${s.separator}${s.value}`, key: keyOf(s.name), source });
+  if (!isTransitiveRequirement(line))
+    for (const s of settingsIn(line, source === 'said')) out.push({ kind: s.version ? 'version' : 'setting', value: `${s.name}${s.separator}${s.value}`, key: keyOf(s.name), source });
   for (const h of hashesIn(line)) out.push({ kind: 'identifier', value: h, source });
   for (const t of ticketIdsIn(line)) out.push({ kind: 'identifier', value: t, source });
   const { paths, rest } = takePaths(line);

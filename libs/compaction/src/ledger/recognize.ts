@@ -108,6 +108,21 @@ export function settingsIn(line: string, loose: boolean): SettingMention[] {
   return out;
 }
 
+/**
+ * A package manager's line about a dependency of a dependency: pip prints the chain that pulled a
+ * requirement in as `(from parent==1.0->project==2.0)`. The range on such a line is the parent's
+ * requirement, not a pin of the project (the project's own pins are on the lines whose `(from …)`
+ * names the project alone). Real trace: swe-agent marshmallow-1867__function_calling_replace_from_source,
+ * where `pip install -e .[dev]` printed 20 such ranges that outranked setup.py's own pins.
+ */
+export function isTransitiveRequirement(line: string): boolean {
+  const from = line.indexOf('(from ');
+  if (from < 0) return false;
+  const close = line.indexOf(')', from);
+  const arrow = line.indexOf('->', from);
+  return arrow > from && (close < 0 || arrow < close);
+}
+
 export interface TestResult {
   name: string;
   result: 'passed' | 'failed' | 'error' | 'skipped';
