@@ -1,6 +1,6 @@
 /**
  * Ranking's redundancy discount, on sentences of the real traces in testdata/ (OpenHands
- * ponylang__ponyc-4593 and resolver pr-viewer-1): the frame an agent repeats with other names in
+ * ponylang__ponyc-4593 and resolver pr-viewer-1, Claude Code fe5e1c67): the frame an agent repeats with other names in
  * its slots weighs less the more often it recurs; what is said once keeps its score.
  */
 import { discountBoilerplate, sentenceFrame } from './rank';
@@ -45,5 +45,26 @@ describe('redundancy discount', () => {
     // Twice is not yet a pattern.
     const twice = [0, 1].map((m) => unit('I apologize for the continued errors in the edit.', m));
     expect(discountBoilerplate(twice, twice.map(raw)).map((u) => u.score)).toEqual([4, 4]);
+  });
+
+  it('a sentence said again with other plain words in one place counts as the same narration (Claude Code fe5e1c67)', () => {
+    // Five frames, one narration: most of a sentence's word trigrams recur in the others.
+    const narration = [
+      'Now let me update the todo status and create a Filter component for the todo-app:',
+      'Now let me update the todo status and integrate everything in the page.tsx:',
+      'Now let me update the todo status and test the functionality:',
+      'Now let me check the TypeScript compilation again:',
+      'Now let me check the available components:',
+    ].map((t, i) => unit(t, i * 4));
+    expect(new Set(narration.map((u) => sentenceFrame(u.text))).size).toBe(5);
+    const said = unit('The filter state now lives in the URL so a reload keeps the selected tab.', 23);
+    const all = [...narration, said];
+    const out = discountBoilerplate(all, all.map(raw));
+    const score = (i: number) => out[all.indexOf(narration[i])].score;
+    expect(score(1)).toBeLessThan(4);
+    expect(score(2)).toBeLessThan(4);
+    // More than half of this one's trigrams are its own ("create a Filter component for the todo-app"): it keeps its score.
+    expect(score(0)).toBe(4);
+    expect(out[all.indexOf(said)].score).toBe(4);
   });
 });

@@ -120,16 +120,40 @@ export function discountBoilerplate(units: Unit[], raw: readonly RawUnit[]): Uni
     }
     return f;
   };
+  // Word trigrams of the frames, each counted once per sentence: the stock narration said again with other plain words
+  // in one or two places ("guard the cache write in `a`", "guard the queue write in `b`") shares most of them.
+  const grams = new Map<string, number>();
+  const gramsOf = new Map<string, string[]>();
+  const trigrams = (f: string) => {
+    let g = gramsOf.get(f);
+    if (g === undefined) {
+      const words = f.split(' ');
+      const set = new Set<string>();
+      for (let i = 0; i + 2 < words.length; i++) set.add(`${words[i]} ${words[i + 1]} ${words[i + 2]}`);
+      g = [...set];
+      gramsOf.set(f, g);
+    }
+    return g;
+  };
+  const counted = new Set<string>();
   for (const r of raw) {
     if (r.form !== 'prose' || r.source === 'tool') continue;
     const f = frame(r.text);
     // Too short to be a frame of its own ("Done.", "Thanks.").
     if (f.split(' ').length < 4) continue;
     frames.set(f, (frames.get(f) ?? 0) + 1);
+    // A sentence repeated word for word is one sentence for its trigrams (the frame count above has it).
+    if (counted.has(r.text)) continue;
+    counted.add(r.text);
+    for (const g of trigrams(f)) grams.set(g, (grams.get(g) ?? 0) + 1);
   }
   return units.map((u) => {
     if (u.form !== 'prose' || u.source === 'tool' || u.facts.length > 0 || (u.category === 'constraint' && u.source === 'user')) return u;
-    const n = frames.get(frame(u.text)) ?? 0;
+    const f = frame(u.text);
+    let n = frames.get(f) ?? 0;
+    // Near repeats: most of its trigrams recur in other sentences; it counts as often as its median trigram recurs.
+    const g = f.split(' ').length >= 6 ? trigrams(f).map((x) => grams.get(x) ?? 0) : [];
+    if (g.length > 0 && g.filter((c) => c >= BOILERPLATE_REPEATS).length * 2 > g.length) n = Math.max(n, g.sort((a, b) => a - b)[g.length >> 1]);
     return n >= BOILERPLATE_REPEATS ? { ...u, score: u.score / (1 + Math.log2(n - 1)) } : u;
   });
 }
