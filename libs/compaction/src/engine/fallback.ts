@@ -11,6 +11,7 @@ import { FactsLedger, LedgerEntry, LedgerState, isPinned, ledgerOfText } from '.
 import { scanWindow, toolResultText } from '../ledger/rules';
 import { firstRequest, TASK_HEADING, TASK_STATEMENT_BUDGET_SHARE, TASK_STATEMENT_MAX_TOKENS } from './goal-markers';
 import { taskStatementWithKeys } from './task-statement';
+import { toolNameLookup } from './tool-pairs';
 
 /**
  * Guarantee 4's read-time fallback, then Guarantee 3's give-way order, in the order they run:
@@ -544,8 +545,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   const checkpointsGone = new Set<number>();
   const openSeqs = new Set(shape.open.map((i) => context[i].seq));
   const openIndexes = new Set(shape.open);
-  const toolNames = new Map<string, string>();
-  for (const m of context) for (const b of m.message.blocks) if (b.type === 'tool_use') toolNames.set(b.id, b.name);
+  const toolNameOf = toolNameLookup(context);
 
   /** Protection of what is kept now, with `latestMessages` = n; the open exchange is never compacted before the last resort. */
   const protect = (n: number): Protection => {
@@ -588,7 +588,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
       // Assistant messages are never edited (thinking stays byte-exact); results live in user and tool messages.
       if (m.message.role === 'assistant' || !hasResults(m.message)) continue;
       // Which outputs go, under which tool name ('' = kept): with the message, all that decides its offloaded form.
-      const offloadAs = m.message.blocks.map((b) => (b.type !== 'tool_result' || isPlaceholder(b) || !eligible(b) ? '' : (toolNames.get(b.toolUseId) ?? 'tool')));
+      const offloadAs = m.message.blocks.map((b) => (b.type !== 'tool_result' || isPlaceholder(b) || !eligible(b) ? '' : (toolNameOf(i, b.toolUseId) ?? 'tool')));
       const replaced = offloadAs.filter((name) => name !== '').length;
       if (replaced === 0) continue;
       const offloaded = offloadedForm(m, offloadAs, countMessage);

@@ -4,6 +4,7 @@ import { CountMessage, SessionMessage } from './types';
 import { placeholderKeys } from '../ledger/placeholder';
 import { errorLines } from '../ledger/errors';
 import { toolResultText } from '../ledger/rules';
+import { toolNameLookup } from './tool-pairs';
 
 export interface MaskingParams {
   /** Tool outputs of the latest K assistant turns stay visible (`balanced`: 10). */
@@ -45,8 +46,7 @@ const sameNames = (a: string[], b: string[]) => a.length === b.length && a.every
  * a message is only replaced when masking makes it smaller (Guarantee 5).
  */
 export function maskObservations(messages: SessionMessage[], protection: Protection, params: MaskingParams, count: CountMessage): MaskingResult {
-  const names = new Map<string, string>();
-  for (const m of messages) for (const b of m.message.blocks) if (b.type === 'tool_use') names.set(b.id, b.name);
+  const nameOf = toolNameLookup(messages);
 
   // The boundary: the start of the K-th latest assistant turn.
   let turns = 0;
@@ -72,7 +72,7 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
       // Already short: a mask, or an artifact reference that names where the full output is.
       if (text.startsWith('[masked tool output') || text.startsWith('[offloaded tool output')) return '';
       if (Math.ceil(text.length / 4) <= params.minTokens) return '';
-      return names.get(b.toolUseId) ?? 'tool';
+      return nameOf(i, b.toolUseId) ?? 'tool';
     });
     if (maskAs.every((name) => name === '')) return m;
     const memo = masks.get(m.message);

@@ -49,3 +49,45 @@ export function closeOverToolPairs(links: Map<number, number[]>, seeds: Iterable
   }
   return out;
 }
+
+/** How far back `toolNameLookup` looks for a call before it indexes every call of the list. */
+const NEAR_CALLS = 16;
+
+/**
+ * The tool name a result answers, as `toolPairLinks` pairs them: the latest call with its id
+ * before the result's message `at`. A provider-valid context has the call in the message just
+ * before; the lookup reads back a few messages and only then indexes every call (once), so a
+ * read that masks or offloads a few outputs of 10,000 messages does not walk them all.
+ */
+export function toolNameLookup(messages: readonly SessionMessage[]): (at: number, toolUseId: string) => string | undefined {
+  let calls: Map<string, { at: number; name: string }[]> | undefined;
+  const nameIn = (i: number, id: string) => {
+    for (const b of messages[i].message.blocks) if (b.type === 'tool_use' && b.id === id) return b.name;
+    return undefined;
+  };
+  return (at, id) => {
+    for (let i = at - 1; i >= 0 && i >= at - NEAR_CALLS; i -= 1) {
+      const name = nameIn(i, id);
+      if (name !== undefined) return name;
+    }
+    if (!calls) {
+      const index = new Map<string, { at: number; name: string }[]>();
+      messages.forEach((m, i) => {
+        for (const b of m.message.blocks) {
+          if (b.type !== 'tool_use') continue;
+          const list = index.get(b.id);
+          if (list) list.push({ at: i, name: b.name });
+          else index.set(b.id, [{ at: i, name: b.name }]);
+        }
+      });
+      calls = index;
+    }
+    // The latest call before `at` (the list is in message order).
+    let found: string | undefined;
+    for (const c of calls.get(id) ?? []) {
+      if (c.at >= at) break;
+      found = c.name;
+    }
+    return found;
+  };
+}
