@@ -441,7 +441,7 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     expect(counted).toBeLessThan(10 * contextChars);
   });
 
-  it('lets the note list more keys where the room takes them: up to four times what a placeholder lists', () => {
+  it('lets the note list more keys where the room takes them (up to four times what a placeholder lists), and fewer where it takes less', () => {
     const urls = Array.from({ length: 24 }, (_, i) => `https://mirror-${i}.example.org/pkg/release-${i}.tar.gz`);
     const context = session([
       system('You are a coding agent.'), // 1
@@ -463,6 +463,12 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     const tight = fitToBudget(context, options(never + 140));
     expect(keysLine(tight).length).toBeLessThanOrEqual(320 + 'Keys in them: '.length);
     expect(tight.tokens).toBeLessThanOrEqual(never + 140);
+    // With room for less than a placeholder's worth, the first keys that fit (the note was left out whole before).
+    const header = count(system('[2 earlier messages left out to fit the budget (seq 2–3; the history keeps them)]\nKeys in them: '));
+    const scant = fitToBudget(context, options(never + header + 25));
+    expect(keysLine(scant).length).toBeLessThanOrEqual(160 + 'Keys in them: '.length);
+    expect(urls.some((u) => keysLine(scant).includes(u))).toBe(true);
+    expect(scant.tokens).toBeLessThanOrEqual(never + header + 25);
   });
 
   it('drops checkpoints oldest first, only once the unprotected turns are gone, and before protected messages give way', () => {

@@ -309,8 +309,13 @@ function droppedNoteMessage(
   // The keys as a placeholder lists them; where the room takes more (the budget is used: openhands-basic_gui_mode's note cut
   // its keys at a placeholder's length with a third of the budget left), up to four times as many characters.
   const keys = (chars: number) => keysWithin(parts.keys, chars) ?? '';
-  if (parts.keys.length > 0 && tryWith({ ...kept, keys: keys(MAX_KEY_CHARS) }) && !lean && keys(4 * MAX_KEY_CHARS) !== kept.keys) {
-    if (!tryWith({ ...kept, keys: keys(4 * MAX_KEY_CHARS) })) tryWith({ ...kept, keys: keys(2 * MAX_KEY_CHARS) });
+  if (parts.keys.length > 0 && tryWith({ ...kept, keys: keys(MAX_KEY_CHARS) })) {
+    if (!lean && keys(4 * MAX_KEY_CHARS) !== kept.keys && !tryWith({ ...kept, keys: keys(4 * MAX_KEY_CHARS) })) tryWith({ ...kept, keys: keys(2 * MAX_KEY_CHARS) });
+  } else if (parts.keys.length > 0 && !lean) {
+    // Where a placeholder's worth does not fit, the first keys that do (claude-code-5c0375b4 at summary size: 62 tokens left, and
+    // the note on its last turn's dropped steps, with /path/to/Demo/CLAUDE.md and the dev server URLs, was left out whole). Only
+    // in the room left at the end: the give-back keeps no room for so small a note, a protected turn coming back is worth more.
+    for (const share of [2, 4, 8]) if (keys(Math.floor(MAX_KEY_CHARS / share)) && tryWith({ ...kept, keys: keys(Math.floor(MAX_KEY_CHARS / share)) })) break;
   }
   // Where room is still left, the longer statement of the request.
   if (!lean && taskForms[1] && taskForms[1] !== kept.task) tryWith({ ...kept, task: taskForms[1] });
