@@ -334,6 +334,31 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     expect(out.tokens).toBeLessThanOrEqual(total - Math.floor(context[2].tokens / 2));
   });
 
+  it('gives back whole the protected tool outputs that became references, newest first, where the room left at the end takes them', () => {
+    const served = `Serving HTTP on 0.0.0.0 port 8000 (http://0.0.0.0:8000/) ...\n${lines('GET', 4)}`;
+    const context = session([
+      system('You are a coding agent.'), // 1
+      user('Build the app.'), // 2: protected from here on
+      call('t1'), // 3
+      result('t1', lines('build', 30)), // 4
+      say(words('summary', 900)), // 5: huge
+      user('Now serve it.'), // 6: the last user message
+      call('t2'), // 7
+      result('t2', served), // 8: small, with the URL it served
+      say('It is up.'), // 9
+    ]);
+    const never = tokensOf([context[0], context[5]]);
+    const out = fitToBudget(context, options(never + 120, { latestMessages: 7, latestUserTexts: 3 }));
+    // Both outputs became references, then the oldest protected turn went with its huge answer: the room it freed takes the
+    // small output whole again.
+    expect(out.steps).toContain('offload-protected');
+    expect(out.dropped).toEqual([2, 3, 4, 5]);
+    expect(contentOf(bySeq(out, 8))).toBe(served);
+    expect(out.offloadedSeqs).not.toContain(8);
+    expect(out.tokens).toBeLessThanOrEqual(never + 120);
+    expectProviderValid(out.messages);
+  });
+
   it('gives back the protected turns that fit, newest first, once a large newer one freed the room: in the form the room takes, never an unprotected turn', () => {
     const context = session([
       system('You are a coding agent.'), // 1

@@ -545,6 +545,8 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   const tally: Tally = { maskedOutputs: 0, offloadedOutputs: 0, protectedOffloaded: 0, openOffloaded: 0, turns: 0, steps: 0, checkpoints: 0, checkpointProse: 0, protectedMessages: 0, shrunkMessages: 0 };
   const maskedSeqs: number[] = [];
   const offloadedSeqs: number[] = [];
+  /** The messages whose tool outputs became references once protections gave way, with how many outputs each: the give-back reads them. */
+  const protectedOffloadedAt = new Map<number, { before: SessionMessage; outputs: number }>();
   /** Checkpoints whose prose the fallback cut, and those it dropped (all but their constraints): the give-back reads them. */
   const proseCut = new Set<number>();
   const checkpointsGone = new Set<number>();
@@ -584,7 +586,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   };
 
   /** Replaces the chosen tool outputs of `indexes` (oldest first) by a reference to the history, while it helps and until the context fits. */
-  const offload = (indexes: number[], eligible: (b: ToolResultBlock) => boolean): number => {
+  const offload = (indexes: number[], eligible: (b: ToolResultBlock) => boolean, at?: Map<number, { before: SessionMessage; outputs: number }>): number => {
     let outputs = 0;
     for (const i of indexes) {
       if (fit.fits()) break;
@@ -601,6 +603,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
       fit.replace(i, offloaded);
       offloadedSeqs.push(m.seq);
       outputs += replaced;
+      at?.set(i, { before: m, outputs: replaced });
     }
     return outputs;
   };
@@ -758,6 +761,17 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
       if (r) (isCheckpoint(context[i].message) ? droppedCheckpoints : dropped).push(context[i].seq);
     });
     if (note?.fits) fit.restoreAs(note.at, note.m);
+    // The tool outputs that became references once protections gave way come back whole, newest first, where the room left
+    // after the note takes them (the budget is used: openhands-basic_gui_mode at 25% of the session was sent 749 tokens of
+    // 1,255, its `http.server` output, 37 tokens with the URL it served, as a reference).
+    for (const [i, { before, outputs }] of [...protectedOffloadedAt].sort((a, b) => b[0] - a[0])) {
+      if (fit.removed[i] || fit.total - fit.current[i].tokens + before.tokens > fit.limit) continue;
+      fit.replace(i, before);
+      tally.protectedOffloaded -= outputs;
+      const k = offloadedSeqs.lastIndexOf(context[i].seq);
+      if (k >= 0) offloadedSeqs.splice(k, 1);
+    }
+    if (tally.protectedOffloaded === 0 && steps.includes('offload-protected')) steps.splice(steps.indexOf('offload-protected'), 1);
     const kept = fit.keptIndexes();
     const messages = kept.map((i) => fit.current[i]);
     const tokens = sumTokens(messages);
@@ -838,6 +852,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   tally.protectedOffloaded = offload(
     fit.keptIndexes().filter((i) => !openIndexes.has(i)),
     () => true,
+    protectedOffloadedAt,
   );
   if (tally.protectedOffloaded > 0) steps.push('offload-protected');
   if (fit.fits()) return finish(policy.latestMessages);
