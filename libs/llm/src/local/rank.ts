@@ -121,7 +121,8 @@ export function discountBoilerplate(units: Unit[], raw: readonly RawUnit[]): Uni
     return f;
   };
   // Word trigrams of the frames, each counted once per sentence: the stock narration said again with other plain words
-  // in one or two places ("guard the cache write in `a`", "guard the queue write in `b`") shares most of them.
+  // in one or two places shares most of them ("Now let me update the todo status and test the functionality:", "… and
+  // integrate everything in the page.tsx:", claude-code-fe5e1c67).
   const grams = new Map<string, number>();
   const gramsOf = new Map<string, string[]>();
   const trigrams = (f: string) => {
