@@ -12,6 +12,7 @@ import { scanWindow, toolResultText } from '../ledger/rules';
 import { firstRequest, TASK_HEADING, TASK_STATEMENT_BUDGET_SHARE, TASK_STATEMENT_MAX_TOKENS } from './goal-markers';
 import { taskStatementWithKeys } from './task-statement';
 import { toolNameLookup } from './tool-pairs';
+import { formMemo } from './form-memo';
 
 /**
  * Guarantee 4's read-time fallback, then Guarantee 3's give-way order, in the order they run:
@@ -315,7 +316,10 @@ function droppedNoteMessage(
     // Where a placeholder's worth does not fit, the first keys that do (claude-code-5c0375b4 at summary size: 62 tokens left, and
     // the note on its last turn's dropped steps, with /path/to/Demo/CLAUDE.md and the dev server URLs, was left out whole). Only
     // in the room left at the end: the give-back keeps no room for so small a note, a protected turn coming back is worth more.
-    for (const share of [2, 4, 8]) if (keys(Math.floor(MAX_KEY_CHARS / share)) && tryWith({ ...kept, keys: keys(Math.floor(MAX_KEY_CHARS / share)) })) break;
+    for (const share of [2, 4, 8]) {
+      const fewer = keys(Math.floor(MAX_KEY_CHARS / share));
+      if (fewer && tryWith({ ...kept, keys: fewer })) break;
+    }
   }
   // Where room is still left, the longer statement of the request.
   if (!lean && taskForms[1] && taskForms[1] !== kept.task) tryWith({ ...kept, task: taskForms[1] });
@@ -904,23 +908,17 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   throw new BudgetTooSmall(budget, fit.total, { systemTokens: keptSystem, conversationTokens: fit.total - keptSystem });
 }
 
-/**
- * A message offloaded before, by what decided its form: its seq, its count and the tool name each output went under. The
- * fallback offloads the same stored (or masked, masking.ts keeps those) messages on every read until a compaction lands,
- * and counting their references again was a third of a read at 10,000 messages: the form is kept with the message object.
- */
-const offloads = new WeakMap<CanonicalMessage, { seq: number; tokens: number; offloadAs: string[]; count: CountMessage; result: SessionMessage | undefined }>();
+/** Offloaded forms, kept with their messages (formMemo): the fallback offloads the same stored (or masked) messages on every read. */
+const offloads = formMemo<SessionMessage | undefined>();
 
 /** `m` with the outputs `offloadAs` names replaced by references to the history, counted again; undefined when that saves nothing. */
 function offloadedForm(m: SessionMessage, offloadAs: string[], count: CountMessage): SessionMessage | undefined {
-  const memo = offloads.get(m.message);
-  if (memo && memo.seq === m.seq && memo.tokens === m.tokens && memo.count === count && memo.offloadAs.every((x, k) => x === offloadAs[k])) return memo.result;
-  const blocks: Block[] = m.message.blocks.map((b, j) => (b.type === 'tool_result' && offloadAs[j] !== '' ? referenceOf(b, m, offloadAs[j], count) : b));
-  const message: CanonicalMessage = { ...m.message, blocks };
-  const tokens = count(message);
-  const result = tokens < m.tokens ? { seq: m.seq, message, tokens } : undefined;
-  offloads.set(m.message, { seq: m.seq, tokens: m.tokens, offloadAs, count, result });
-  return result;
+  return offloads(m, offloadAs, count, () => {
+    const blocks: Block[] = m.message.blocks.map((b, j) => (b.type === 'tool_result' && offloadAs[j] !== '' ? referenceOf(b, m, offloadAs[j], count) : b));
+    const message: CanonicalMessage = { ...m.message, blocks };
+    const tokens = count(message);
+    return tokens < m.tokens ? { seq: m.seq, message, tokens } : undefined;
+  });
 }
 
 /** A tool result whose output is replaced by where to find it; same block, id and error flag, so the pair stays intact. */

@@ -5,6 +5,7 @@ import { placeholderKeys } from '../ledger/placeholder';
 import { errorLines } from '../ledger/errors';
 import { toolResultText } from '../ledger/rules';
 import { toolNameLookup } from './tool-pairs';
+import { formMemo } from './form-memo';
 
 export interface MaskingParams {
   /** Tool outputs of the latest K assistant turns stay visible (`balanced`: 10). */
@@ -27,16 +28,8 @@ export interface MaskingResult {
   tokensAfter: number;
 }
 
-
-/**
- * A message masked before, by what decided its form: its seq, its count and, per block, the tool name it was
- * masked under ('' = left as it was). Masking is pure, and the read-time fallback masks the same
- * stored messages on every read until a compaction lands (the ledger scan of each output made that
- * ~0.6 s a read at 1,000 messages): the result is kept with the message object while it lives.
- */
-const masks = new WeakMap<CanonicalMessage, { seq: number; tokens: number; maskAs: string[]; count: CountMessage; result: SessionMessage }>();
-
-const sameNames = (a: string[], b: string[]) => a.length === b.length && a.every((x, k) => x === b[k]);
+/** Masked forms, kept with their messages (formMemo): the read-time fallback masks the same stored messages on every read. */
+const maskedForm = formMemo<SessionMessage>();
 
 /**
  * Observation masking: the output of old tool calls is replaced by a one-line placeholder
@@ -75,10 +68,7 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
       return nameOf(i, b.toolUseId) ?? 'tool';
     });
     if (maskAs.every((name) => name === '')) return m;
-    const memo = masks.get(m.message);
-    const hit = memo !== undefined && memo.seq === m.seq && memo.tokens === m.tokens && memo.count === count && sameNames(memo.maskAs, maskAs);
-    const result = hit ? memo.result : maskMessage(m, maskAs, count);
-    if (!hit) masks.set(m.message, { seq: m.seq, tokens: m.tokens, maskAs, count, result });
+    const result = maskedForm(m, maskAs, count, () => maskMessage(m, maskAs, count));
     if (result === m || result.tokens >= m.tokens) return m;
     masked.push(m.seq);
     total -= m.tokens - result.tokens;
