@@ -251,6 +251,16 @@ export class CompactionRepository {
     return (await this.prisma.compactionJob.count({ where: { id } })) === 1;
   }
 
+  /** Whether an automatic or manual compaction (not a dry run) of the session is queued or running. */
+  async hasPendingJob(sessionId: string): Promise<boolean> {
+    const { rows } = await this.pg.pool.query<{ pending: boolean }>({
+      ...(this.pg.preparedStatements ? { name: 'compaction-job-pending' } : {}),
+      text: `SELECT EXISTS (SELECT 1 FROM compaction_jobs WHERE session_id = $1::uuid AND dry_run = false AND status IN ('queued', 'running')) AS pending`,
+      values: [sessionId],
+    });
+    return rows[0]?.pending === true;
+  }
+
   /** A queued trigger that BullMQ folded into a job that has not started: that job answers it. */
   async supersede(id: string, by: string): Promise<void> {
     // Plain `pg` like createJob: an append that folds into the queued job pays it on the request path.

@@ -42,6 +42,11 @@ export const apiConfigSchema = z.object({
   COMPACTOR_PROXY_ALLOW_PRIVATE_UPSTREAMS: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'),
   /** How long the proxy waits for the upstream: to connect and answer, and between two chunks of a streamed answer. */
   COMPACTOR_PROXY_TIMEOUT_MS: positiveInt.max(3_600_000).default(600_000),
+  /**
+   * How long a proxied request whose context is over the budget waits for the session's queued or running compaction
+   * before it is forwarded through the read-time fallback (0: never waits). Only while a worker is alive.
+   */
+  COMPACTOR_PROXY_COMPACTION_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(2_000),
   /** How long a shutdown waits for in-flight requests before closing connections. */
   SHUTDOWN_TIMEOUT_MS: positiveInt.default(10000),
   ...tenantLimitFields,

@@ -1,3 +1,4 @@
+import { CompactionWait } from './compaction-wait';
 import { ConversationRecorder } from './conversation-recorder';
 import { ConversationResolver } from './conversation-resolver';
 import { ConversationStore } from './conversation-store';
@@ -8,4 +9,4 @@ import { KeyedLock } from './session-lock';
 import { UpstreamForwarder } from './upstream-forwarder';
 
 /** The proxy's providers, registered by AppModule next to ProxyController. */
-export const proxyProviders = [ProxyAuth, ProxySettings, ConversationStore, KeyedLock, ConversationRecorder, ConversationResolver, UpstreamForwarder, ProxyService];
+export const proxyProviders = [ProxyAuth, ProxySettings, ConversationStore, KeyedLock, ConversationRecorder, ConversationResolver, UpstreamForwarder, CompactionWait, ProxyService];

@@ -21,6 +21,7 @@ import { ProxyAuth } from './proxy-auth';
 import { ProxySettings, UpstreamSettings } from './proxy-settings';
 import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from './provider-errors';
 import { UpstreamForwarder } from './upstream-forwarder';
+import { CompactionWait } from './compaction-wait';
 import { StageTimer } from '../common/stage-timer';
 
 /** `context`'s tokens with each message that stood in at its upper bound (one of `bounded`) at its exact count instead. */
@@ -57,6 +58,7 @@ export class ProxyService {
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly rateLimits: RateLimits,
     private readonly forwarder: UpstreamForwarder,
+    private readonly compactionWait: CompactionWait,
   ) {}
 
   /** `POST /v1/proxy/anthropic/v1/messages`, `POST /v1/proxy/openai/v1/chat/completions` and `POST /v1/proxy/openai/v1/responses`. */
@@ -132,6 +134,12 @@ export class ProxyService {
         // An existing session remembers the request's limits at once; a new one (or a fork) once it is stored, below.
         if (!resolved.pending) this.rememberLimits(resolved.session, request, limits);
         let context = await this.contexts.proxyContext(resolved.session, provider, limits, resolved.pending?.messages);
+        if (context.fallback) {
+          // Over the budget: the compaction the last answer made due may be about to land (CompactionWait).
+          const compacted = await this.compactionWait.settled(resolved.session);
+          timing.mark('wait');
+          if (compacted) context = await this.contexts.proxyContext(compacted, provider, limits, resolved.pending?.messages);
+        }
         const pending = resolved.pending;
         if (pending?.exact && context.fallback) {
           // The upper bounds did not fit: the exact counts decide what is forwarded.

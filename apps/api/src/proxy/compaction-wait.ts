@@ -1,0 +1,70 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { scanKeys, workerHeartbeatPattern } from '@compactor/jobs';
+import { CompactionRepository, SessionRecord, SessionRepository } from '@compactor/persistence';
+import type { Redis } from 'ioredis';
+import { API_CONFIG, ApiConfig } from '../config/api-config';
+import { REDIS } from '../redis.provider';
+
+/** How long a "a worker is alive" answer is reused: heartbeats live 30 s, so a second's staleness changes nothing. */
+const WORKERS_SEEN_MS = 1_000;
+const FIRST_POLL_MS = 5;
+const MAX_POLL_MS = 50;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The proxy's answer to a race it makes itself (docs/compaction.md "The budget band"): a request's new messages are
+ * stored once the upstream answered, and the compaction they make due runs on a worker while the client runs its
+ * tools. When the client is quicker than the worker, the next request finds the context over the budget and would
+ * be forwarded through the read-time fallback (Guarantee 4), which cuts the oldest turns for that request only.
+ * Instead, while a compaction of the session is queued or running and a worker is alive, the request waits for it
+ * (at most COMPACTOR_PROXY_COMPACTION_WAIT_MS) and is then forwarded with the compacted context. A compaction that
+ * does not land in time, or no live worker, leaves the fallback as it was.
+ */
+@Injectable()
+export class CompactionWait {
+  private workersSeenAt = -Infinity;
+
+  constructor(
+    private readonly compactions: CompactionRepository,
+    private readonly sessions: SessionRepository,
+    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(API_CONFIG) private readonly config: ApiConfig,
+  ) {}
+
+  /**
+   * The session as the compaction it waited for left it (a new head version, the same messages), or undefined when
+   * there was nothing to wait for, it did not finish in time, or the session moved on meanwhile.
+   */
+  async settled(session: SessionRecord): Promise<SessionRecord | undefined> {
+    const limit = this.config.COMPACTOR_PROXY_COMPACTION_WAIT_MS;
+    if (limit <= 0) return undefined;
+    const deadline = performance.now() + limit;
+    if ((await this.compactions.hasPendingJob(session.id)) && (await this.workerAlive())) {
+      let pause = FIRST_POLL_MS;
+      for (;;) {
+        const left = deadline - performance.now();
+        if (left <= 0) return undefined;
+        await sleep(Math.min(pause, left));
+        pause = Math.min(pause * 2, MAX_POLL_MS);
+        if (!(await this.compactions.hasPendingJob(session.id))) break;
+      }
+    }
+    // Also when nothing was pending: a compaction may have landed between the context's read and the check.
+    const fresh = await this.sessions.findById(session.id);
+    // Another process appended meanwhile (the request's own messages would no longer follow the stored ones), or no
+    // compaction changed the head (skipped, failed, none): the context the request already has stands.
+    if (!fresh || fresh.lastSeq !== session.lastSeq || fresh.headVersionId === session.headVersionId) return undefined;
+    return fresh;
+  }
+
+  /** Whether any worker's heartbeat is in Redis: with none, a queued job would not run within any wait. */
+  private async workerAlive(): Promise<boolean> {
+    const now = performance.now();
+    if (now - this.workersSeenAt < WORKERS_SEEN_MS) return true;
+    const keys = await scanKeys(this.redis, workerHeartbeatPattern(this.config.QUEUE_PREFIX), 1);
+    if (keys.length === 0) return false;
+    this.workersSeenAt = now;
+    return true;
+  }
+}
