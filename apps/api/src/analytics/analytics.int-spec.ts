@@ -155,7 +155,7 @@ describe('usage and analytics', () => {
         threshold: session.usage.threshold,
         contextTokens: session.usage.contextTokens,
       });
-      expect(body.threshold).toBe(Math.floor(body.budget * 0.85));
+      expect(body.threshold).toBe(Math.floor(body.budget * 0.9));
     });
 
     it('pages with after/limit through exactly the same points', async () => {

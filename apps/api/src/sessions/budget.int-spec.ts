@@ -150,7 +150,7 @@ describe('one budget, over HTTP with a worker', () => {
   it('a compaction that cannot bring the context under the trigger is not re-run on every append: it waits for enough new tokens, and an event says why', async () => {
     const id = 'budget-hold';
     const say = (role: string, n: number) => ({ role, content: `${role} note ${n}: ${'the quick brown fox jumps over the lazy dog '.repeat(50)}` });
-    // Six messages the policy protects (the latest 6), together over the 85% trigger of a 2,816-token budget: nothing may be summarized.
+    // Six messages the policy protects (the latest 6), together over the 90% trigger of a 2,816-token budget: nothing may be summarized.
     const first = await http()
       .post(`/v1/sessions/${id}/messages`)
       .set(auth())

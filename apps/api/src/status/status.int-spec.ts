@@ -88,7 +88,7 @@ describe('GET /v1/status', () => {
     expect(body.workers).toEqual([]);
     expect(body.queueDepth).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 0 });
     expect(body.presets).toEqual([
-      { name: 'balanced', isDefault: true, trigger: { fraction: 0.85, base: 'budget' } },
+      { name: 'balanced', isDefault: true, trigger: { fraction: 0.9, base: 'budget' } },
       { name: 'factor3', isDefault: false, trigger: { fraction: 0.5, base: 'budget' } },
       { name: 'watermark', isDefault: false, trigger: { fraction: 0.8, base: 'budget' } },
       { name: 'two-layer', isDefault: false, trigger: { fraction: 0.8, base: 'budget' } },

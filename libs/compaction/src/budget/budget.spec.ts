@@ -22,10 +22,10 @@ describe('budget (SPEC.md "Budget")', () => {
     expect(safetyMargin(1_000)).toBe(256);
   });
 
-  it('places the threshold by preset: 85% of budget (balanced), 50% (factor3), 80% of available (checkpoint-aging)', () => {
+  it('places the threshold by preset: 90% of budget (balanced), 50% (factor3), 80% of available (checkpoint-aging)', () => {
     const b = computeBudget({ contextWindow: 100_000, outputReserve: 0, systemTokens: 10_000 });
     expect(b.budget).toBe(98_000);
-    expect(thresholdTokens(b, { preset: 'balanced', overrides: {} })).toBe(83_300);
+    expect(thresholdTokens(b, { preset: 'balanced', overrides: {} })).toBe(88_200);
     expect(thresholdTokens(b, { preset: 'factor3', overrides: {} })).toBe(49_000);
     expect(thresholdTokens(b, { preset: 'checkpoint-aging', overrides: {} })).toBe(70_400);
     expect(thresholdTokens(b, { preset: 'balanced', overrides: { triggerFraction: 0.6 } })).toBe(58_800);

@@ -45,10 +45,10 @@ export const BALANCED_DEFAULTS: BalancedParams = {
   maskKeepLatestTurns: 10,
   maskMinTokens: 50,
   maskAllBeforeSummary: true,
-  // The band (docs/compaction.md): triggered at 85% of the budget, masking brings the context down to 65%;
-  // a summary only when masking alone leaves it above 75%.
-  summarizeAbove: 0.75,
-  summarizeDownTo: 0.65,
+  // The band (docs/compaction.md): triggered at 90% of the budget, masking brings the context down to 70%;
+  // a summary only when masking alone leaves it above 80%.
+  summarizeAbove: 0.8,
+  summarizeDownTo: 0.7,
   checkpointFraction: 0.1,
   checkpointsMaxFraction: 0.3,
   ledgerFraction: 0.1,
@@ -73,8 +73,8 @@ export const BALANCED: DefinedPreset<BalancedParams, BalancedNotes, 'balanced'> 
   name: 'balanced',
   source: 'all',
   defaults: BALANCED_DEFAULTS,
-  // docs/compaction.md "The budget band": compact at 85%, down to 65%.
-  trigger: { fraction: 0.85, base: 'budget' },
+  // docs/compaction.md "The budget band": compact at 90%, down to 70%.
+  trigger: { fraction: 0.9, base: 'budget' },
   pipeline: {
     stages: [offloadLargeResults, maskOldOutputs, summarizeOldest],
     protection: (params) => params.protection,
