@@ -99,7 +99,9 @@ describe('large JSON strings in the append statement (real Postgres)', () => {
     expect(stored[1]).toMatchObject({ raw: JSON.stringify({ role: 'user', content: 'after' }), blocks: JSON.stringify([{ type: 'text', text: 'after' }]), meta: null });
     // The large string went once, unescaped: well under two JSON copies of it.
     expect(sentChars[0]).toBeLessThan(big.length + 10_000);
-  });
+    // Three copies of 2.2 million code points through PostgreSQL: past Jest's 5 s on a loaded 2-core machine (a fresh
+    // machine's first npm test, 2026-11-29): the longer timeout is room for a loaded machine, not a claim about speed.
+  }, 30_000);
 
   it('stores two distinct large strings of one message, and a message whose large string holds a placeholder-like text', async () => {
     const a = 'a\n'.repeat(LARGE_JSON_STRING);
@@ -110,7 +112,7 @@ describe('large JSON strings in the append statement (real Postgres)', () => {
     expect(stored[0].raw === JSON.stringify(raw)).toBe(true);
     expect(stored[0].blocks === JSON.stringify(blocks)).toBe(true);
     expect(sentChars[0]).toBeLessThan(a.length + b.length + 10_000);
-  });
+  }, 30_000);
 
   it('falls back to JSON.stringify when a placeholder would not stand only where the string was', () => {
     const big = 'x'.repeat(LARGE_JSON_STRING);
