@@ -14,6 +14,15 @@ export function workerHeartbeatKey(prefix: string, workerId: string): string {
   return `${prefix}:workers:${workerId}`;
 }
 
+/**
+ * One key every worker under a prefix sets on each beat, with the heartbeat's TTL: whether any worker is alive, in one
+ * read, where listing them needs a SCAN of the keyspace (the proxy asks it on its request path, CompactionWait).
+ * Not deleted when a worker stops (another may still beat): it expires within the TTL of the last beat.
+ */
+export function workersAliveKey(prefix: string): string {
+  return `${prefix}:workers-alive`;
+}
+
 /** The SCAN pattern of every heartbeat under a prefix (QUEUE_PREFIX allows no glob characters). */
 export function workerHeartbeatPattern(prefix: string): string {
   return `${prefix}:workers:*`;

@@ -1,11 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { scanKeys, workerHeartbeatPattern } from '@compactor/jobs';
+import { workersAliveKey } from '@compactor/jobs';
 import { CompactionRepository, SessionRecord, SessionRepository } from '@compactor/persistence';
 import type { Redis } from 'ioredis';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
 import { REDIS } from '../redis.provider';
 
-/** How long a "a worker is alive" answer is reused: heartbeats live 30 s, so a second's staleness changes nothing. */
+/** How long the answer to "is a worker alive" is reused: heartbeats live 30 s, so a second's staleness changes little. */
 const WORKERS_SEEN_MS = 1_000;
 const FIRST_POLL_MS = 5;
 const MAX_POLL_MS = 50;
@@ -23,7 +23,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 @Injectable()
 export class CompactionWait {
-  private workersSeenAt = -Infinity;
+  private workersCheckedAt = -Infinity;
+  private workersAlive = false;
 
   constructor(
     private readonly compactions: CompactionRepository,
@@ -58,13 +59,12 @@ export class CompactionWait {
     return fresh;
   }
 
-  /** Whether any worker's heartbeat is in Redis: with none, a queued job would not run within any wait. */
+  /** Whether a worker beat within the heartbeat's TTL (one key every worker refreshes): with none, a queued job would not run within any wait. */
   private async workerAlive(): Promise<boolean> {
     const now = performance.now();
-    if (now - this.workersSeenAt < WORKERS_SEEN_MS) return true;
-    const keys = await scanKeys(this.redis, workerHeartbeatPattern(this.config.QUEUE_PREFIX), 1);
-    if (keys.length === 0) return false;
-    this.workersSeenAt = now;
-    return true;
+    if (now - this.workersCheckedAt < WORKERS_SEEN_MS) return this.workersAlive;
+    this.workersAlive = (await this.redis.exists(workersAliveKey(this.config.QUEUE_PREFIX))) === 1;
+    this.workersCheckedAt = now;
+    return this.workersAlive;
   }
 }

@@ -134,18 +134,18 @@ export class ProxyService {
         // An existing session remembers the request's limits at once; a new one (or a fork) once it is stored, below.
         if (!resolved.pending) this.rememberLimits(resolved.session, request, limits);
         let context = await this.contexts.proxyContext(resolved.session, provider, limits, resolved.pending?.messages);
-        if (context.fallback) {
-          // Over the budget: the compaction the last answer made due may be about to land (CompactionWait).
-          const compacted = await this.compactionWait.settled(resolved.session);
-          timing.mark('wait');
-          if (compacted) context = await this.contexts.proxyContext(compacted, provider, limits, resolved.pending?.messages);
-        }
         const pending = resolved.pending;
         if (pending?.exact && context.fallback) {
           // The upper bounds did not fit: the exact counts decide what is forwarded.
           pending.messages = await pending.exact;
           pending.exact = undefined;
           context = await this.contexts.proxyContext(resolved.session, provider, limits, pending.messages);
+        }
+        if (context.fallback && resolved.session.lastSeq > 0) {
+          // Over the budget with a stored history: the compaction the last answer made due may be about to land (CompactionWait).
+          const compacted = await this.compactionWait.settled(resolved.session);
+          timing.mark('wait');
+          if (compacted) context = await this.contexts.proxyContext(compacted, provider, limits, pending?.messages);
         }
         timing.mark('context');
         const payload = forwardBody({

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { WORKER_HEARTBEAT_INTERVAL_MS, WORKER_HEARTBEAT_TTL_S, workerHeartbeatKey } from '@compactor/jobs';
+import { WORKER_HEARTBEAT_INTERVAL_MS, WORKER_HEARTBEAT_TTL_S, workerHeartbeatKey, workersAliveKey } from '@compactor/jobs';
 import type { Redis } from 'ioredis';
 import { WORKER_CONFIG, WorkerConfig } from '../config/worker-config';
 import { WORKER_PRODUCER_REDIS } from '../jobs/job-runner';
@@ -7,8 +7,9 @@ import { WorkerActivity } from './worker-activity';
 
 /**
  * Writes this worker's heartbeat (WorkerActivity) to `${QUEUE_PREFIX}:workers:<id>` every 10 s
- * with a 30 s TTL, so `GET /v1/status` lists the live workers and their summarizer. Stopped and
- * the key deleted on shutdown; a crashed worker's key simply expires.
+ * with a 30 s TTL, so `GET /v1/status` lists the live workers and their summarizer, and refreshes
+ * `${QUEUE_PREFIX}:workers-alive` (any worker alive, for the proxy's CompactionWait). Stopped and
+ * its own key deleted on shutdown; a crashed worker's key simply expires.
  */
 @Injectable()
 export class WorkerHeartbeatService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -30,6 +31,8 @@ export class WorkerHeartbeatService implements OnApplicationBootstrap, OnApplica
   async beat(): Promise<void> {
     try {
       await this.redis.set(this.key, JSON.stringify(this.activity.heartbeat()), 'EX', WORKER_HEARTBEAT_TTL_S);
+      // Two commands, not a transaction: on a Redis Cluster the two keys may live on different nodes.
+      await this.redis.set(workersAliveKey(this.config.QUEUE_PREFIX), this.activity.id, 'EX', WORKER_HEARTBEAT_TTL_S);
       if (this.failing) this.logger.log('Heartbeat written again');
       this.failing = false;
     } catch (error) {
