@@ -9,13 +9,16 @@ import { startProxyTestStack } from './proxy-test-stack';
 /**
  * A proxied request whose context is over the budget while the session's compaction is still running
  * (CompactionWait, docs/compaction.md "The budget band"): it waits for that compaction and is forwarded
- * with the compacted context instead of the read-time fallback; with no live worker it does not wait.
+ * with the compacted context instead of the read-time fallback; with no live worker it does not wait, and
+ * past COMPACTOR_PROXY_COMPACTION_WAIT_MS it stops waiting.
  * The worker's summarizer is the fake LLM (Ollama protocol), held until the test lets it answer, so the
  * compaction is running, deterministically, when the request arrives.
  */
 
 const WINDOW = 6_000;
 const MAX_TOKENS = 500;
+/** Long enough for a held compaction, once released, to land on a loaded machine; the bound's own test waits it out once. */
+const WAIT_MS = 10_000;
 
 let api: TestApi;
 let fake: FakeLlm;
@@ -27,7 +30,7 @@ const held = new Promise<void>((resolve) => (release = resolve));
 
 beforeAll(async () => {
   ({ api, fake, key, base } = await startProxyTestStack({
-    env: { COMPACTOR_PROXY_COMPACTION_WAIT_MS: '60000' },
+    env: { COMPACTOR_PROXY_COMPACTION_WAIT_MS: String(WAIT_MS) },
     fake: {
       respond: (r) => {
         if (r.provider !== 'ollama') return undefined;
@@ -91,16 +94,27 @@ describe('a proxied request over the budget while a compaction is pending', () =
     expect((await http().get(`/v1/jobs/${jobId}`).set(auth()).expect(200)).body.status).toBe('queued');
   }, 60_000);
 
-  it('with a live worker it waits for the running compaction and is forwarded with its checkpoint, not the fallback', async () => {
+  it('with a live worker and a compaction that does not land within the wait, it goes out through the fallback after the wait', async () => {
     worker = await startBuiltApp(
       'worker',
       { DATABASE_URL: api.config.DATABASE_URL, REDIS_URL: api.config.REDIS_URL, QUEUE_PREFIX: api.config.QUEUE_PREFIX, COMPACTOR_SUMMARIZER: 'ollama', OLLAMA_HOST: fake.ollamaHost, LOG_LEVEL: 'warn' },
       /Compactor worker started/,
     );
+    const session = uid('wait-bound');
+    const { messages, jobId, budget, contextTokens } = await overThreshold(session);
+    // The summarizer holds its answer past the wait: the request stops waiting and the fallback acts.
+    const out = await overBudgetRequest(session, messages, budget, contextTokens);
+    expect(out.fallback).toBe('applied');
+    expect(Number(/wait;dur=([\d.]+)/.exec(out.timing)?.[1])).toBeGreaterThanOrEqual(WAIT_MS - 1);
+    expect(['queued', 'running']).toContain((await http().get(`/v1/jobs/${jobId}`).set(auth()).expect(200)).body.status);
+  }, 90_000);
+
+  it('with a live worker it waits for the running compaction and is forwarded with its checkpoint, not the fallback', async () => {
     const session = uid('wait-running');
     const { messages, jobId, budget, contextTokens } = await overThreshold(session);
-    // The job is queued or running: its summary needs the summarizer, which holds every answer until released. The request finds the context over the budget and the compaction running: it waits. Only once the proxy has
-    // seen the pending job (the repository's check answered true) does the summarizer answer.
+    // The job is queued or running: its summary needs the summarizer, which holds every answer until released. The
+    // request finds the context over the budget and the compaction pending: it waits. Only once the proxy has seen the
+    // pending job (the repository's check answered true) does the summarizer answer.
     const compactions = api.app.get(CompactionRepository);
     const check = compactions.hasPendingJob.bind(compactions);
     let sawPending!: () => void;
