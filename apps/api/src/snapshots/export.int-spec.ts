@@ -129,7 +129,10 @@ function read(url: string, key: string, options: { keep?: boolean; sampleEvery?:
   return new Promise((resolve, reject) => {
     const before = options.sampleEvery ? liveBytes() : 0;
     let peak = before;
-    const req = httpGet(url, { headers: { Authorization: `Bearer ${key}` } }, (res) => {
+    // A connection of its own (`agent: false`): Node's global agent keeps sockets alive, and one the server closed while
+    // idle (its keep-alive timeout, passed while the previous test compared 87 MB) resets on reuse, which `resetIsCut`
+    // would take for the export's own cut (a fresh clone's npm test, 2026-11-29, failed so: no export had even run).
+    const req = httpGet(url, { headers: { Authorization: `Bearer ${key}` }, agent: false }, (res) => {
       const hash = createHash('sha256');
       const parts: Buffer[] = [];
       let bytes = 0;
