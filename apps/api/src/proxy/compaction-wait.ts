@@ -2,7 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { workersAliveKey } from '@compactor/jobs';
 import { CompactionRepository, SessionRecord, SessionRepository } from '@compactor/persistence';
 import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
+import { LOGGER } from '../logging/logger';
 import { REDIS } from '../redis.provider';
 
 /** How long the answer to "is a worker alive" is reused: heartbeats live 30 s, so a second's staleness changes little. */
@@ -31,6 +33,7 @@ export class CompactionWait {
     private readonly sessions: SessionRepository,
     @Inject(REDIS) private readonly redis: Redis,
     @Inject(API_CONFIG) private readonly config: ApiConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
   /**
@@ -40,6 +43,16 @@ export class CompactionWait {
   async settled(session: SessionRecord): Promise<SessionRecord | undefined> {
     const limit = this.config.COMPACTOR_PROXY_COMPACTION_WAIT_MS;
     if (limit <= 0) return undefined;
+    try {
+      return await this.waitFor(session, limit);
+    } catch (error) {
+      // Redis or PostgreSQL refused a check: the request goes on with the context it has (the fallback), never fails for it.
+      this.logger.warn({ err: error, session: session.id }, 'compaction wait skipped: a check failed');
+      return undefined;
+    }
+  }
+
+  private async waitFor(session: SessionRecord, limit: number): Promise<SessionRecord | undefined> {
     const deadline = performance.now() + limit;
     if ((await this.compactions.hasPendingJob(session.id)) && (await this.workerAlive())) {
       let pause = FIRST_POLL_MS;
