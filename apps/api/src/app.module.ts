@@ -39,6 +39,7 @@ import { ProxyController } from './proxy/proxy.controller';
 import { proxyProviders } from './proxy/proxy-providers';
 import { StatusController } from './status/status.controller';
 import { StatusService } from './status/status.service';
+import { CompactionWait } from './compaction/compaction-wait';
 import { AuditController } from './audit/audit.controller';
 import { AuditLog } from './audit/audit-log';
 import { TenantController } from './tenant/tenant.controller';
@@ -89,6 +90,7 @@ export class AppModule {
         },
         CompactionScheduler,
         CompactionService,
+        CompactionWait,
         ...eventProviders,
         SnapshotsService,
         GoalService,

@@ -121,9 +121,14 @@ class Compactor:
             self.request("POST", f"/v1/sessions/{_segment(session_id)}/messages", body=body, headers=headers),
         )
 
-    def context(self, session_id: str, format: Optional[ContextFormat] = None) -> ContextResponse:
-        """The ready-to-send context in the provider's shape (default ``anthropic``)."""
-        return cast(ContextResponse, self.request("GET", f"/v1/sessions/{_segment(session_id)}/context", query={"format": format}))
+    def context(self, session_id: str, format: Optional[ContextFormat] = None, *, wait_ms: Optional[int] = None) -> ContextResponse:
+        """The ready-to-send context in the provider's shape (default ``anthropic``).
+
+        ``wait_ms``: when it would be served through the fallback while a compaction of the session is queued or
+        running, wait at most this long for it.
+        """
+        query = {"format": format, "waitMs": wait_ms}
+        return cast(ContextResponse, self.request("GET", f"/v1/sessions/{_segment(session_id)}/context", query=query))
 
     def compact(self, session_id: str, *, dry_run: bool = False, format: Optional[ContextFormat] = None) -> CompactResponse:
         """Queues a compaction now (the job); ``dry_run=True`` answers with the would-be context instead."""

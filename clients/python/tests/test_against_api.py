@@ -58,6 +58,12 @@ class AgainstTheApiTest(unittest.TestCase):
         once = compactor.append(session_id, [{"role": "assistant", "content": "hi"}], idempotency_key="retry-1")
         self.assertEqual(compactor.append(session_id, [{"role": "assistant", "content": "hi"}], idempotency_key="retry-1"), once)
 
+        # wait_ms reaches the API: within range a context (nothing to wait for here), out of range a 400 naming waitMs.
+        self.assertIsNone(compactor.context(session_id, "openai", wait_ms=1000)["fallback"])
+        with self.assertRaises(CompactorApiError) as too_long:
+            compactor.context(session_id, "openai", wait_ms=60001)
+        self.assertEqual(too_long.exception.body["error"]["details"]["fields"][0]["field"], "waitMs")
+
         with self.assertRaises(CompactorApiError) as invalid:
             compactor.append(session_id, [{"role": "nobody", "content": "x"}])
         self.assertEqual((invalid.exception.status, invalid.exception.code), (400, "validation_failed"))

@@ -62,6 +62,11 @@ describe('@compactor/client against the real API', () => {
     const once = await compactor.append(sessionId, { messages: [{ role: 'assistant', content: 'hi' }] }, { idempotencyKey: 'retry-1' });
     expect(await compactor.append(sessionId, { messages: [{ role: 'assistant', content: 'hi' }] }, { idempotencyKey: 'retry-1' })).toEqual(once);
 
+    // `waitMs` reaches the API: within range a context (nothing to wait for here), out of range a 400 naming it.
+    expect((await compactor.context(sessionId, 'openai', { waitMs: 1_000 })).fallback).toBeNull();
+    const tooLong = await compactor.context(sessionId, 'openai', { waitMs: 60_001 }).catch((e: unknown) => e);
+    expect((tooLong as CompactorApiError).body).toMatchObject({ error: { details: { fields: [{ field: 'waitMs' }] } } });
+
     const invalid = await compactor.append(sessionId, { messages: [{ role: 'nobody', content: 'x' }] }).catch((e: unknown) => e);
     expect(invalid).toBeInstanceOf(CompactorApiError);
     expect(invalid).toMatchObject({ status: 400, code: 'validation_failed' });

@@ -104,9 +104,13 @@ export class Compactor {
     );
   }
 
-  /** The ready-to-send context in the provider's shape (default `anthropic`). */
-  async context(sessionId: string, format?: ContextFormat): Promise<ContextResponse> {
-    return unwrap(await this.api.GET('/v1/sessions/{id}/context', { params: { path: { id: sessionId }, query: format ? { format } : {} } }));
+  /**
+   * The ready-to-send context in the provider's shape (default `anthropic`). `waitMs`: when it would be served through
+   * the fallback while a compaction of the session is queued or running, wait at most this long for it.
+   */
+  async context(sessionId: string, format?: ContextFormat, options: { waitMs?: number } = {}): Promise<ContextResponse> {
+    const query = { ...(format ? { format } : {}), ...(options.waitMs !== undefined ? { waitMs: options.waitMs } : {}) };
+    return unwrap(await this.api.GET('/v1/sessions/{id}/context', { params: { path: { id: sessionId }, query } }));
   }
 
   /** Queues a compaction now (202 with the job); `{ dryRun: true }` answers with the would-be context instead. */

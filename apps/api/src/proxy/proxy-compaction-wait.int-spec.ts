@@ -10,7 +10,7 @@ import { startProxyTestStack } from './proxy-test-stack';
  * A proxied request whose context is over the budget while the session's compaction is still running
  * (CompactionWait, docs/compaction.md "The budget band"): it waits for that compaction and is forwarded
  * with the compacted context instead of the read-time fallback; with no live worker it does not wait, and
- * past COMPACTOR_PROXY_COMPACTION_WAIT_MS it stops waiting.
+ * past COMPACTOR_PROXY_COMPACTION_WAIT_MS it stops waiting. A REST read waits the same way when it asks (`waitMs`).
  * The worker's summarizer is the fake LLM (Ollama protocol), held until the test lets it answer, so the
  * compaction is running, deterministically, when the request arrives.
  */
@@ -26,7 +26,11 @@ let key: string;
 let base: string;
 let worker: RunningApp | undefined;
 let release: () => void = () => undefined;
-const held = new Promise<void>((resolve) => (release = resolve));
+let held = new Promise<void>((resolve) => (release = resolve));
+/** Holds the summarizer's answers again, until the next release(). */
+const hold = () => {
+  held = new Promise<void>((resolve) => (release = resolve));
+};
 
 beforeAll(async () => {
   ({ api, fake, key, base } = await startProxyTestStack({
@@ -138,5 +142,43 @@ describe('a proxied request over the budget while a compaction is pending', () =
     } finally {
       spy.mockRestore();
     }
+  }, 90_000);
+
+  it('a REST read over the budget is served through the fallback at once, and with `waitMs` waits for the compaction instead', async () => {
+    hold();
+    const session = uid('wait-rest');
+    const { budget, contextTokens } = await overThreshold(session);
+    // A user turn that alone is more than the room left: the context is over the budget while the compaction is held.
+    await http()
+      .post(`/v1/sessions/${session}/messages`)
+      .set(auth())
+      .send({ format: 'openai', messages: [{ role: 'user', content: prose(999, (budget - contextTokens + 300) * 4) }] })
+      .expect(201);
+    const read = (query: string) => http().get(`/v1/sessions/${session}/context?format=openai${query}`).set(auth()).expect(200);
+    const now = await read('');
+    expect(now.body.fallback).toEqual(expect.any(String));
+    const compactions = api.app.get(CompactionRepository);
+    const check = compactions.hasPendingJob.bind(compactions);
+    let sawPending!: () => void;
+    const seen = new Promise<void>((resolve) => (sawPending = resolve));
+    const spy = jest.spyOn(compactions, 'hasPendingJob').mockImplementation(async (id) => {
+      const pending = await check(id);
+      if (pending) sawPending();
+      return pending;
+    });
+    try {
+      const sent = read('&waitMs=30000');
+      await Promise.race([seen, sent]);
+      release();
+      const waited = await sent;
+      expect(waited.body.fallback).toBeNull();
+      expect(waited.body.contextVersion).toBeGreaterThanOrEqual(1);
+      expect(JSON.stringify(waited.body.messages)).toContain('[CHECKPOINT');
+    } finally {
+      spy.mockRestore();
+    }
+    // Out of range: a 400 naming the field.
+    const bad = await http().get(`/v1/sessions/${session}/context?waitMs=60001`).set(auth()).expect(400);
+    expect(bad.body.error.details.fields[0].field).toBe('waitMs');
   }, 90_000);
 });

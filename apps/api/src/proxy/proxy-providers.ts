@@ -1,4 +1,3 @@
-import { CompactionWait } from './compaction-wait';
 import { ConversationRecorder } from './conversation-recorder';
 import { ConversationResolver } from './conversation-resolver';
 import { ConversationStore } from './conversation-store';
@@ -9,4 +8,4 @@ import { KeyedLock } from './session-lock';
 import { UpstreamForwarder } from './upstream-forwarder';
 
 /** The proxy's providers, registered by AppModule next to ProxyController. */
-export const proxyProviders = [ProxyAuth, ProxySettings, ConversationStore, KeyedLock, ConversationRecorder, ConversationResolver, UpstreamForwarder, CompactionWait, ProxyService];
+export const proxyProviders = [ProxyAuth, ProxySettings, ConversationStore, KeyedLock, ConversationRecorder, ConversationResolver, UpstreamForwarder, ProxyService];

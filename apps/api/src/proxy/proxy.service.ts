@@ -21,7 +21,7 @@ import { ProxyAuth } from './proxy-auth';
 import { ProxySettings, UpstreamSettings } from './proxy-settings';
 import { ProxyError, ProxyProvider, rateLimitedProxyError, sendProviderError, sendProxyError } from './provider-errors';
 import { UpstreamForwarder } from './upstream-forwarder';
-import { CompactionWait } from './compaction-wait';
+import { CompactionWait } from '../compaction/compaction-wait';
 import { StageTimer } from '../common/stage-timer';
 
 /** `context`'s tokens with each message that stood in at its upper bound (one of `bounded`) at its exact count instead. */

@@ -20,6 +20,8 @@ export interface BodyParts {
   parts: readonly Buffer[];
   /** Bytes in all parts: the response's content-length. */
   length: number;
+  /** Whether the read-time fallback fitted this context (its `fallback` line is set). */
+  fallback?: boolean;
 }
 
 export function bodyOf(buffer: Buffer): BodyParts {

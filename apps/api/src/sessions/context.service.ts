@@ -266,7 +266,7 @@ export class ContextService {
     const { fitted, head } = fit;
     if ((format !== 'anthropic' && format !== 'openai') || (format === 'anthropic' && head) || fitted.applied) {
       if (source.serialized) source.serialized.delete(format);
-      return bodyOf(Buffer.from(JSON.stringify(this.response(session, fit, format))));
+      return { ...bodyOf(Buffer.from(JSON.stringify(this.response(session, fit, format)))), fallback: fitted.applied };
     }
     const valid = fitted.messages.map((m) => m.message);
     const written = serializeMessagesIncremental(format, valid, source.valid?.prefix.messages.length ?? 0, source.serialized?.get(format));

@@ -27,6 +27,7 @@ import { AppendMessagesRequest, AppendMessagesResponse, idempotencyKeySchema } f
 import { AppendService } from './append.service';
 import { ContextResponse } from './context.dto';
 import { ContextService } from './context.service';
+import { CompactionWait } from '../compaction/compaction-wait';
 import { HistoryPage } from './history.dto';
 import { StageTimer } from '../common/stage-timer';
 import { assertMayOverride, resolveSessionConfig } from './session-config';
@@ -59,6 +60,7 @@ const historyQuerySchema = z.strictObject({
 
 const contextQuerySchema = z.strictObject({
   format: z.enum(['anthropic', 'openai', 'responses', 'canonical']).default('anthropic'),
+  waitMs: z.coerce.number().int().min(0).max(60_000).default(0),
 });
 
 const SESSION_NOT_FOUND = { type: ErrorResponse, description: "No such session for this tenant (another tenant's session answers the same)." };
@@ -71,6 +73,7 @@ export class SessionsController {
     private readonly updates: SessionUpdateService,
     private readonly appends: AppendService,
     private readonly contexts: ContextService,
+    private readonly compactionWait: CompactionWait,
     private readonly messages: MessageRepository,
     private readonly audit: AuditLog,
     private readonly tenantDefaults: TenantDefaults,
@@ -212,12 +215,23 @@ export class SessionsController {
   @Authenticated('read')
   @ApiOperation({ operationId: 'getContext', summary: 'The ready-to-send context, always valid for the chosen provider.' })
   @ApiQuery({ name: 'format', required: false, enum: ['anthropic', 'openai', 'responses', 'canonical'] })
+  @ApiQuery({
+    name: 'waitMs',
+    required: false,
+    type: Number,
+    description:
+      'At most this long (0..60000 ms, default 0), when the context would be served through the fallback while a compaction of the session is queued or running and a worker is alive: wait for it and serve the compacted context.',
+  })
   @ApiOkResponse({ type: ContextResponse })
   @ApiNotFoundResponse(SESSION_NOT_FOUND)
   async context(@Auth() auth: AuthContext, @Param('id') id: string, @Query() query: unknown, @Res() res: Response): Promise<void> {
     const sessionId = parseSessionId(id);
+    const { format, waitMs } = parseOrThrow(contextQuerySchema, query);
     // Sent as the serialized body the context cache holds, so a repeated read serializes nothing.
-    const body = await this.contexts.contextBody(auth.tenantId, sessionId, parseOrThrow(contextQuerySchema, query).format);
+    // With `waitMs`, the session row as read before the context: a compaction landing after it counts as the one waited for.
+    const before = waitMs > 0 ? await this.sessions.require(auth.tenantId, sessionId) : undefined;
+    let body = await this.contexts.contextBody(auth.tenantId, sessionId, format);
+    if (body.fallback && before && (await this.compactionWait.settled(before, waitMs))) body = await this.contexts.contextBody(auth.tenantId, sessionId, format);
     // Written as is, part by part: no copy into one buffer, no re-encoding and no ETag hashing of a body that can be megabytes.
     res.status(200).set({ 'content-type': 'application/json; charset=utf-8', 'content-length': String(body.length) });
     res.cork();

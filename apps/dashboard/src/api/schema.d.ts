@@ -2793,6 +2793,8 @@ export interface operations {
         parameters: {
             query?: {
                 format?: "anthropic" | "openai" | "responses" | "canonical";
+                /** @description At most this long (0..60000 ms, default 0), when the context would be served through the fallback while a compaction of the session is queued or running and a worker is alive: wait for it and serve the compacted context. */
+                waitMs?: number;
             };
             header?: never;
             path: {

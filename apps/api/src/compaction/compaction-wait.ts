@@ -15,13 +15,14 @@ const MAX_POLL_MS = 50;
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * The proxy's answer to a race it makes itself (docs/compaction.md "The budget band"): a request's new messages are
- * stored once the upstream answered, and the compaction they make due runs on a worker while the client runs its
- * tools. When the client is quicker than the worker, the next request finds the context over the budget and would
- * be forwarded through the read-time fallback (Guarantee 4), which cuts the oldest turns for that request only.
- * Instead, while a compaction of the session is queued or running and a worker is alive, the request waits for it
- * (at most COMPACTOR_PROXY_COMPACTION_WAIT_MS) and is then forwarded with the compacted context. A compaction that
- * does not land in time, or no live worker, leaves the fallback as it was.
+ * The answer to a race the agent loop makes (docs/compaction.md "The budget band"): an append that crosses the trigger
+ * schedules a compaction that runs on a worker, and a read that comes before it lands finds the context over the
+ * budget and is served through the read-time fallback (Guarantee 4), which cuts the oldest turns for that read only.
+ * Through the proxy, a request's new messages are stored once the upstream answered and the next request often
+ * comes before the worker is done. Instead, while a compaction of the session is queued or running and a worker is
+ * alive, the read waits for it (the proxy: at most COMPACTOR_PROXY_COMPACTION_WAIT_MS; a REST read: its `waitMs`)
+ * and is then served compacted. A compaction that does not land in time, no live worker, or a check that fails
+ * leaves the fallback as it was.
  */
 @Injectable()
 export class CompactionWait {
@@ -40,8 +41,7 @@ export class CompactionWait {
    * The session as the compaction it waited for left it (a new head version, the same messages), or undefined when
    * there was nothing to wait for, it did not finish in time, or the session moved on meanwhile.
    */
-  async settled(session: SessionRecord): Promise<SessionRecord | undefined> {
-    const limit = this.config.COMPACTOR_PROXY_COMPACTION_WAIT_MS;
+  async settled(session: SessionRecord, limit = this.config.COMPACTOR_PROXY_COMPACTION_WAIT_MS): Promise<SessionRecord | undefined> {
     if (limit <= 0) return undefined;
     try {
       return await this.waitFor(session, limit);
