@@ -77,6 +77,23 @@ async function overThreshold(session: string): Promise<{ messages: Chat[]; jobId
   throw new Error('no compaction was scheduled');
 }
 
+/**
+ * Resolves `seen` once a check for a pending compaction answers true: the wait is then under way, and the test can let
+ * the summarizer answer. A call-through spy: the repository's own query answers.
+ */
+function watchPendingChecks() {
+  const compactions = api.app.get(CompactionRepository);
+  const check = compactions.hasPendingJob.bind(compactions);
+  let sawPending!: () => void;
+  const seen = new Promise<void>((resolve) => (sawPending = resolve));
+  const spy = jest.spyOn(compactions, 'hasPendingJob').mockImplementation(async (id) => {
+    const pending = await check(id);
+    if (pending) sawPending();
+    return pending;
+  });
+  return { seen, spy };
+}
+
 /** One request through the proxy that repeats the stored conversation and adds a user turn that takes it over the budget. */
 async function overBudgetRequest(session: string, messages: Chat[], budget: number, contextTokens: number) {
   const client = new OpenAI({ apiKey: 'sk-upstream', baseURL: `${base}/v1/proxy/openai/v1`, defaultHeaders: { 'X-Compactor-Key': key, 'X-Compactor-Session': session }, maxRetries: 0 });
@@ -119,15 +136,7 @@ describe('a proxied request over the budget while a compaction is pending', () =
     // The job is queued or running: its summary needs the summarizer, which holds every answer until released. The
     // request finds the context over the budget and the compaction pending: it waits. Only once the proxy has seen the
     // pending job (the repository's check answered true) does the summarizer answer.
-    const compactions = api.app.get(CompactionRepository);
-    const check = compactions.hasPendingJob.bind(compactions);
-    let sawPending!: () => void;
-    const seen = new Promise<void>((resolve) => (sawPending = resolve));
-    const spy = jest.spyOn(compactions, 'hasPendingJob').mockImplementation(async (id) => {
-      const pending = await check(id);
-      if (pending) sawPending();
-      return pending;
-    });
+    const { seen, spy } = watchPendingChecks();
     try {
       const sent = overBudgetRequest(session, messages, budget, contextTokens);
       // (A proxy that does not wait answers without ever checking: the assertions below then say so.)
@@ -157,15 +166,7 @@ describe('a proxied request over the budget while a compaction is pending', () =
     const read = (query: string) => http().get(`/v1/sessions/${session}/context?format=openai${query}`).set(auth()).expect(200);
     const now = await read('');
     expect(now.body.fallback).toEqual(expect.any(String));
-    const compactions = api.app.get(CompactionRepository);
-    const check = compactions.hasPendingJob.bind(compactions);
-    let sawPending!: () => void;
-    const seen = new Promise<void>((resolve) => (sawPending = resolve));
-    const spy = jest.spyOn(compactions, 'hasPendingJob').mockImplementation(async (id) => {
-      const pending = await check(id);
-      if (pending) sawPending();
-      return pending;
-    });
+    const { seen, spy } = watchPendingChecks();
     try {
       const sent = read('&waitMs=30000');
       await Promise.race([seen, sent]);
