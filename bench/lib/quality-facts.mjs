@@ -8,7 +8,8 @@
 // A check is `{ all?: string[], near?: [a, b, maxChars] }`:
 // - `all`: every term occurs somewhere in the context;
 // - `near`: some occurrence of `a` has an occurrence of `b` at most `maxChars` characters
-//   away, on either side (a setting's name next to its value).
+//   away, on either side (a setting's name next to its value), each as a whole token: a value
+//   `on` inside `config` is not the value.
 // Both parts must hold when both are given. A `changing value` fact checks its LATEST value
 // next to the setting's name; its `stale` values are recorded so that a context that states
 // only an outdated value can be counted apart ("stale only"): that is a wrong answer, not
@@ -84,13 +85,24 @@ export function contextText({ system, messages }) {
   return normalize(out.join('\n'));
 }
 
+const WORD = /[A-Za-z0-9_]/;
+/**
+ * Where `term` occurs in `text` as a whole token: not inside a longer word (a value `on` is not in `config`, nor
+ * `8` in `18`). A term that starts or ends with punctuation is bounded there by itself.
+ */
 function positions(text, term) {
   const found = [];
-  for (let i = text.indexOf(term); i !== -1; i = text.indexOf(term, i + 1)) found.push(i);
+  const open = WORD.test(term[0] ?? '');
+  const close = WORD.test(term[term.length - 1] ?? '');
+  for (let i = text.indexOf(term); i !== -1; i = text.indexOf(term, i + 1)) {
+    if (open && i > 0 && WORD.test(text[i - 1])) continue;
+    if (close && WORD.test(text[i + term.length] ?? '')) continue;
+    found.push(i);
+  }
   return found;
 }
 
-/** `a` and `b` both occur with at most `max` characters between them (either order). */
+/** `a` and `b` both occur, each as a whole token, with at most `max` characters between them (either order). */
 export function near(text, a, b, max) {
   const na = normalize(a);
   const nb = normalize(b);

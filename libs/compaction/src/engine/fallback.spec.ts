@@ -309,6 +309,33 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     expect(cut.tokens).toBeLessThanOrEqual(total - 200);
   });
 
+  it('a checkpoint that goes whole leaves its Facts to the note: its keys (a setting at its latest value), its latest error', () => {
+    const ids = Array.from({ length: 40 }, (_, i) => `handler_name_${i}`).join('; ');
+    const facts = `- Errors:\n  - KeyError: 'user_id'\n- Settings and versions (latest): RETRY_LIMIT=9 (was RETRY_LIMIT=7)\n- URLs: https://ci.example.org/build/512\n- Identifiers: ${ids}`;
+    const base = checkpoint(1, 40, words('early', 300));
+    const withFacts: CanonicalMessage = { ...base, blocks: [{ type: 'text', text: `${(base.blocks[0] as TextBlock).text}\n\n${FACTS_HEADER}\n${facts}` }] };
+    for (const turns of [true, false]) {
+      const context = session([
+        system('You are a coding agent.'),
+        withFacts,
+        ...(turns ? [user('Carry on with the importer.'), say(words('reply', 300))] : []),
+        user('Next.'),
+        say('Done.'),
+      ]);
+      const kept = [0, context.length - 2, context.length - 1].reduce((n, i) => n + context[i].tokens, 0);
+      const out = fitToBudget(context, options(kept + 70));
+      expect(out.steps).toContain('drop-checkpoints');
+      expect(out.droppedCheckpoints).toEqual([2]);
+      const note = noteOf(out);
+      expect(note).toContain('Keys of the checkpoint left out (messages 1–40): RETRY_LIMIT=9; https://ci.example.org/build/512; handler_name_0');
+      expect(note).not.toContain('(was');
+      expect(note).toContain("Errors in them:\nKeyError: 'user_id'");
+      expect(note.startsWith(turns ? '[2 earlier messages left out' : '[a checkpoint left out to fit the budget (messages 1–40;')).toBe(true);
+      expect(out.tokens).toBeLessThanOrEqual(kept + 70);
+      expectProviderValid(out.messages);
+    }
+  });
+
   it('gives back: a checkpoint cut or dropped by an earlier step returns, in the fullest form that fits, when a later step freed the room (the budget is used)', () => {
     const context = session([
       system('You are a coding agent.'),

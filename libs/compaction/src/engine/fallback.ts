@@ -5,7 +5,7 @@ import { maskObservations } from './masking';
 import { Protection, ProtectionPolicy, protectionOf } from './protection';
 import { CountMessage, SessionMessage } from './types';
 import { FACTS_HEADER } from './version';
-import { CONSTRAINTS_LABEL, entryText, renderFacts } from '../ledger/render';
+import { CONSTRAINTS_LABEL, entryText, factsGroupKinds, factsGroups, renderFacts } from '../ledger/render';
 import { MAX_KEY_CHARS, keysWithin, rankedKeys } from '../ledger/placeholder';
 import { FactsLedger, LedgerEntry, LedgerState, isPinned, ledgerOfText } from '../ledger/ledger';
 import { scanWindow, toolResultText } from '../ledger/rules';
@@ -131,6 +131,8 @@ interface NoteParts {
   pinned: LedgerEntry[];
   /** The user's other requests among them (the ledger does not pin them), oldest first. */
   requests: LedgerEntry[];
+  /** What the checkpoints that went left (goneFactsOf): their spans, keys and latest error; not part of a memo. */
+  gone?: { spans: string[]; keys: string[]; errors: string[] };
 }
 /**
  * A read notes the turns out before the give-back and those still out after it (fitToBudget), and keeps the ledger of the
@@ -272,22 +274,30 @@ function droppedNoteMessage(
   const allPinned = parts.pinned.filter((e) => !quoted(e));
   const pinned = pinnedLimit >= allPinned.length ? allPinned : allPinned.slice(allPinned.length - pinnedLimit);
   const requests = parts.requests.filter((e) => !quoted(e));
-  if (pinned.length === 0 && requests.length === 0 && parts.errors.length === 0 && parts.keys.length === 0 && !taskForms.some(Boolean)) return undefined;
-  const write = (said: LedgerEntry[], errors: string[], keys: string, task = ''): CanonicalMessage => {
-    const lines = [`[${plural(parts.count, 'earlier message')} left out to fit the budget (seq ${parts.span}; the history keeps them)]`];
+  const gone = parts.gone;
+  const goneWith = !lean && gone !== undefined && (gone.keys.length > 0 || gone.errors.length > 0);
+  if (pinned.length === 0 && requests.length === 0 && parts.errors.length === 0 && parts.keys.length === 0 && !taskForms.some(Boolean) && !goneWith) return undefined;
+  const goneSpans = gone?.spans.filter(Boolean).join(', ');
+  const write = (said: LedgerEntry[], errors: string[], keys: string, task = '', goneKeys = ''): CanonicalMessage => {
+    const lines = [
+      parts.count > 0
+        ? `[${plural(parts.count, 'earlier message')} left out to fit the budget (seq ${parts.span}; the history keeps them)]`
+        : `[${gone && gone.spans.length > 1 ? 'checkpoints' : 'a checkpoint'} left out to fit the budget (${goneSpans}; the history keeps them)]`,
+    ];
     if (task) lines.push(`${TASK_HEADING}\n${task}`);
     if (said.length > 0) lines.push(renderFacts(said));
     if (keys) lines.push(`Keys in them: ${keys}`);
+    if (goneKeys) lines.push(`Keys of the ${gone && gone.spans.length > 1 ? 'checkpoints' : 'checkpoint'} left out (${goneSpans}): ${goneKeys}`);
     if (errors.length) lines.push(`Errors in them:\n${errors.join('\n')}`);
     return { role: 'system', tags: ['note'], blocks: [{ type: 'text', text: lines.join('\n') }] };
   };
-  let kept = { task: '', requests: [] as LedgerEntry[], errors: [] as string[], keys: '' };
+  let kept = { task: '', requests: [] as LedgerEntry[], errors: [] as string[], keys: '', goneKeys: '' };
   let message = write(pinned, [], '');
   let tokens = count(message);
   if (tokens > room) return pinned.length > 0 ? { message, tokens, fits: false } : undefined;
   // Each addition stays only if the note still fits.
   const tryWith = (next: typeof kept): boolean => {
-    const m = write([...pinned, ...next.requests], next.errors, next.keys, next.task);
+    const m = write([...pinned, ...next.requests], next.errors, next.keys, next.task, next.goneKeys);
     const n = count(m);
     if (n > room) return false;
     [message, tokens, kept] = [m, n, next];
@@ -306,12 +316,27 @@ function droppedNoteMessage(
     left -= line;
   }
   while (chosen.length > 0 && !tryWith({ ...kept, requests: chosen })) chosen.shift();
-  if (parts.errors.length > 0 && !tryWith({ ...kept, errors: parts.errors })) tryWith({ ...kept, errors: parts.errors.slice(-1) });
+  // The latest error of the checkpoints that went comes before the turns' (it is older), and goes first where the room is short.
+  const goneErrors = goneWith ? gone.errors.slice(-1) : [];
+  if (parts.errors.length + goneErrors.length > 0 && !tryWith({ ...kept, errors: [...goneErrors, ...parts.errors] }) && parts.errors.length > 0) tryWith({ ...kept, errors: parts.errors.slice(-1) });
   // The keys as a placeholder lists them; where the room takes more (the budget is used: openhands-basic_gui_mode's note cut
   // its keys at a placeholder's length with a third of the budget left), up to four times as many characters.
   const keys = (chars: number) => keysWithin(parts.keys, chars) ?? '';
+  // The keys of the checkpoints that went: those the turns' keys do not list, as many characters as the turns' get.
+  // A name that a setting among them states with its value (`NAME=value`) is not listed again on its own.
+  const statesValue = (k: string) => gone?.keys.some((o) => o.length > k.length && o.startsWith(k) && '=:@ '.includes(o[k.length])) ?? false;
+  const goneKeyList = goneWith ? gone.keys.filter((k) => !parts.keys.includes(k) && !quotedBySystem.has(k) && !statesValue(k)) : [];
+  const goneKeys = (chars: number) => keysWithin(goneKeyList, chars) ?? '';
+  const withGoneKeys = (chars: number) => {
+    for (const share of [1, 2, 4, 8]) {
+      const some = goneKeys(Math.floor(chars / share));
+      if (!some || some === kept.goneKeys || tryWith({ ...kept, goneKeys: some })) return;
+    }
+  };
   if (parts.keys.length > 0 && tryWith({ ...kept, keys: keys(MAX_KEY_CHARS) })) {
+    withGoneKeys(MAX_KEY_CHARS);
     if (!lean && keys(4 * MAX_KEY_CHARS) !== kept.keys && !tryWith({ ...kept, keys: keys(4 * MAX_KEY_CHARS) })) tryWith({ ...kept, keys: keys(2 * MAX_KEY_CHARS) });
+    if (kept.goneKeys) withGoneKeys(4 * MAX_KEY_CHARS);
   } else if (parts.keys.length > 0 && !lean) {
     // Where a placeholder's worth does not fit, the first keys that do (claude-code-5c0375b4 at summary size: 62 tokens left, and
     // the note on its last turn's dropped steps, with /path/to/Demo/CLAUDE.md and the dev server URLs, was left out whole). Only
@@ -321,11 +346,16 @@ function droppedNoteMessage(
       if (fewer && tryWith({ ...kept, keys: fewer })) break;
     }
   }
+  if (!kept.goneKeys) withGoneKeys(MAX_KEY_CHARS);
   // Where room is still left, the longer statement of the request.
   if (!lean && taskForms[1] && taskForms[1] !== kept.task) tryWith({ ...kept, task: taskForms[1] });
-  if (pinned.length === 0 && !kept.task && kept.requests.length === 0 && kept.errors.length === 0 && !kept.keys) return undefined;
+  if (pinned.length === 0 && !kept.task && kept.requests.length === 0 && kept.errors.length === 0 && !kept.keys && !kept.goneKeys) return undefined;
   return { message, tokens, fits: true };
 }
+
+/** The groups a checkpoint's Facts form adds for what its prose held (checkpointPart). */
+const SUMMARY_KEYS_LABEL = 'Keys in its summary';
+const SUMMARY_ERRORS_LABEL = 'Errors in its summary';
 
 /**
  * A checkpoint message reduced to its Facts section (`facts`), or to the user constraints of that
@@ -357,13 +387,13 @@ function checkpointPart(m: CanonicalMessage, part: 'facts' | 'constraints'): Can
       rankedKeys(entries).filter((k) => !facts0.includes(k)),
       MAX_KEY_CHARS,
     );
-    if (keys) facts = `${facts}\n- Keys in its summary: ${keys}`;
+    if (keys) facts = `${facts}\n- ${SUMMARY_KEYS_LABEL}: ${keys}`;
     // One text: its last errors are its latest (a summary lists them as items: their marker is not part of the line).
     const errors = entries
       .filter((e) => e.kind === 'error' && !facts0.includes(e.value))
       .slice(-2)
       .map((e) => cutLine(e.value.replace(/^[-*] /, '')));
-    if (errors.length > 0) facts = `${facts}\n- Errors in its summary:\n  - ${errors.join('\n  - ')}`;
+    if (errors.length > 0) facts = `${facts}\n- ${SUMMARY_ERRORS_LABEL}:\n  - ${errors.join('\n  - ')}`;
   }
   const out: CanonicalMessage = { ...m, blocks: [{ type: 'text', text: `${header}\n\n${FACTS_HEADER}\n${facts}` }] };
   if (part === 'facts') factsForms.set(m, out);
@@ -371,6 +401,52 @@ function checkpointPart(m: CanonicalMessage, part: 'facts' | 'constraints'): Can
 }
 /** A checkpoint's Facts form, kept with the checkpoint message: the fallback cuts the same checkpoints read after read. */
 const factsForms = new WeakMap<CanonicalMessage, CanonicalMessage | undefined>();
+
+/** What a checkpoint the fallback let go leaves to the note on what was left out (goneFactsOf). */
+interface GoneFacts {
+  /** "messages 1–10", from the checkpoint's header line. */
+  span: string;
+  /** Its Facts form's keys (tests, files, settings and versions, commands, URLs, identifiers, its summary's keys), in the section's order. */
+  keys: string[];
+  /** Its Facts form's error lines, in their order. */
+  errors: string[];
+}
+const goneFacts = new WeakMap<CanonicalMessage, GoneFacts>();
+/** A setting or version as a key lists it: its latest value, without the earlier ones a Facts section adds (`(was …)`). */
+function latestOnly(item: string): string {
+  const at = item.lastIndexOf(' (was ');
+  return at > 0 && item.endsWith(')') ? item.slice(0, at) : item;
+}
+/**
+ * The ledger survives the fallback's last unprotected step too (SPEC.md "Facts ledger"): a checkpoint that goes (or keeps
+ * only its user constraints) leaves its Facts form's keys and errors to the note, as a masked output leaves its keys to its
+ * placeholder. Its prose groups (decisions, tasks, requests) stay out: sentences, not keys; its constraints stay where they
+ * are. (aider-202408140950-0647 at summary size lost `AIDER_DARK_MODE=on (was …True)`, aider-202408131342-0618 its
+ * `SyntaxError: Unexpected number '182'` line, with a checkpoint that went whole while the note listed its turns' keys.)
+ */
+function goneFactsOf(m: CanonicalMessage): GoneFacts {
+  const known = goneFacts.get(m);
+  if (known) return known;
+  const facts = checkpointPart(m, 'facts');
+  const text = facts?.blocks[0]?.type === 'text' ? facts.blocks[0].text : '';
+  const header = text.slice(0, text.indexOf('\n'));
+  const span = header.includes(' · ') ? header.slice(header.lastIndexOf(' · ') + 3) : '';
+  const out: GoneFacts = { span: span.endsWith(']') ? span.slice(0, -1) : span, keys: [], errors: [] };
+  const at = text.indexOf(`\n\n${FACTS_HEADER}\n`);
+  const summaryErrors: string[] = [];
+  for (const g of at < 0 ? [] : factsGroups(text.slice(at + FACTS_HEADER.length + 3))) {
+    const kinds = g.label === SUMMARY_KEYS_LABEL ? ['identifier'] : g.label === SUMMARY_ERRORS_LABEL ? ['error'] : (factsGroupKinds(g.label) ?? []);
+    if (g.label === SUMMARY_ERRORS_LABEL) summaryErrors.push(...g.items);
+    else if (kinds.includes('error')) out.errors.push(...g.items);
+    else if (kinds.some((k) => k === 'setting' || k === 'version')) out.keys.push(...g.items.map(latestOnly));
+    else if (!kinds.some((k) => k === 'constraint' || k === 'decision' || k === 'task')) out.keys.push(...g.items);
+  }
+  // The ledger's own error lines first; the lines its summary's prose held only where it has none (prose that names an
+  // error reads as one: "This should resolve the SyntaxError you encountered." in aider-202408131342-0618's summary).
+  if (out.errors.length === 0) out.errors.push(...summaryErrors);
+  goneFacts.set(m, out);
+  return out;
+}
 const hasResults = (m: CanonicalMessage) => m.blocks.some((b) => b.type === 'tool_result');
 /** A user message that answers no tool call opens a turn. */
 const startsTurn = (m: CanonicalMessage) => m.role === 'user' && !hasResults(m);
@@ -654,25 +730,32 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
   const noteOnDropped = (pinnedLimit = Infinity, room = fit.limit - fit.total, lean = false): { at: number; m: SessionMessage; fits: boolean; pinnedCount: number } | undefined => {
     const droppedAt: number[] = [];
     for (let i = 0; i < context.length; i++) if (fit.removed[i] && !isCheckpoint(context[i].message)) droppedAt.push(i);
-    if (droppedAt.length === 0) return undefined;
+    // The checkpoints that went (or kept only their constraints), oldest first: their Facts go into the note (goneFactsOf).
+    const goneAt = lean ? [] : shape.checkpoints.filter((i) => checkpointsGone.has(i));
+    const gone = goneAt.length === 0 ? undefined : goneAt.map((i) => goneFactsOf(context[i].message));
+    // With no turn out, the note stands in the place of the first checkpoint that went whole.
+    const noteAt = droppedAt[0] ?? goneAt.find((i) => fit.removed[i]);
+    if (noteAt === undefined) return undefined;
     // The unprotected turns left out come first; protected ones that went after them: their ledger is kept apart (seedDroppedLedger).
     const unprotected = new Uint8Array(context.length);
     for (const [u, c] of droppedUnits) if (c.key === 'turns' || c.key === 'steps') for (const i of u.indexes) unprotected[i] = 1;
     let lead = 0;
     while (lead < droppedAt.length && unprotected[droppedAt[lead]] === 1) lead++;
     if (lead > 0 && lead < droppedAt.length) seedDroppedLedger(droppedAt.slice(0, lead).map((i) => context[i]));
-    const parts = droppedNote(
-      droppedAt.map((i) => context[i]),
-      seqSpan(context, droppedAt),
-    );
+    const turns: NoteParts =
+      droppedAt.length > 0 ? droppedNote(droppedAt.map((i) => context[i]), seqSpan(context, droppedAt)) : { count: 0, span: '', keys: [], errors: [], pinned: [], requests: [] };
+    // Newest first: a later checkpoint's keys are the likelier to matter, and go first where the room is short.
+    const parts: NoteParts = gone
+      ? { ...turns, gone: { spans: gone.map((g) => g.span), keys: [...new Set([...gone].reverse().flatMap((g) => g.keys))], errors: gone.flatMap((g) => g.errors) } }
+      : turns;
     const system = systemSays();
     const first = sessionTask();
     const stated = first && !system.statesTask && droppedAt.some((i) => context[i].seq === first.seq) ? taskForms(first) : [];
     const note = droppedNoteMessage(parts, room, system.quoted, countMessage, pinnedLimit, stated, lean);
     if (!note) return undefined;
-    const at = droppedAt[0];
+    const at = noteAt;
     const pinnedCount = parts.pinned.filter((e) => !system.quoted.has(e.value)).length;
-    const droppedTokens = droppedAt.reduce((n, i) => n + context[i].tokens, 0);
+    const droppedTokens = droppedAt.reduce((n, i) => n + context[i].tokens, 0) + goneAt.reduce((n, i) => n + context[i].tokens - (fit.removed[i] ? 0 : fit.current[i].tokens), 0);
     if (pinnedCount === 0 && note.tokens >= droppedTokens) return undefined;
     return { at, m: { seq: context[at].seq, message: note.message, tokens: note.tokens }, fits: note.fits, pinnedCount };
   };

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { CanonicalMessage } from '../messages/canonical';
 import { parseAnthropicMessages } from '../messages/anthropic';
 import { parseOpenAIMessages } from '../messages/openai';
-import { FactsLedger, LedgerEntry } from './ledger';
+import { FactsLedger, LedgerEntry, ledgerOfText } from './ledger';
 import { checkLedger, entryText, fitEntries, isPinned, mergeFactsSections, rankEntries, renderFacts } from './render';
 import { placeholderKeys, placeholderKeysOf } from './placeholder';
 import { constraintSentences, exitStatusOf, hashesIn, isTransitiveRequirement, settingsIn, testResultsIn, ticketIdsIn, urlsIn } from './recognize';
@@ -266,6 +266,18 @@ describe('recognizers (general shapes of shell output, code and language)', () =
       const found = FactsLedger.of([{ seq: 1, message: { role: 'user', blocks: [{ type: 'text', text }] } }]).entries();
       expect(found.filter((e) => e.kind === 'error').map((e) => e.value)).toEqual([text.replace(/\s+/g, ' ')]);
     }
+  });
+
+  it("a rule of underscores is no identifier; a dunder name is (pytest's section rules pasted in aider 0647)", () => {
+    // aider-dev-history/chat-history.md: pytest's failure header, pasted by the user with the /run output, verbatim.
+    const rule = readFileSync(join(TESTDATA, 'aider-dev-history', 'chat-history.md'), 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('_______________________ TestMain.test_map_tokens_option'));
+    expect(rule).toBeDefined();
+    const entries = ledgerOfText(`${rule}\n____________________\nThe fix is in Coder.__init__ and the test's setUp.`, 'user');
+    expect(entries.filter((e) => /^_+$/.test(e.value))).toEqual([]);
+    expect(find(entries, 'identifier', 'TestMain.test_map_tokens_option')).toBeDefined();
+    expect(entries.some((e) => e.value.includes('__init__'))).toBe(true);
   });
 
   it("Claude Code's Read listing is code: a line of the file that says `error` is no failure (claude-code fe5e1c67)", () => {

@@ -80,6 +80,11 @@ const GROUPS: { kinds: LedgerKind[]; label: string; pinned?: boolean }[] = [
   { kinds: ['identifier'], label: 'Identifiers' },
 ];
 
+/** The ledger kinds a Facts section's group holds, by its label (undefined for a label `renderFacts` does not write). */
+export function factsGroupKinds(label: string): readonly LedgerKind[] | undefined {
+  return GROUPS.find((g) => g.label === label)?.kinds;
+}
+
 /** One entry as written in a Facts section. */
 export function entryText(e: LedgerEntry): string {
   const was = e.was?.length ? ` (was ${e.was.slice(-2).join(', ')})` : '';
@@ -116,6 +121,30 @@ export function renderFacts(entries: LedgerEntry[]): string {
 }
 
 /**
+ * The groups of a written Facts section, in its order: each group's label, whether its items stand one per line
+ * (`- Label:` then `  - item` lines) or on the label's line joined by `; `, and its items as written.
+ */
+export function factsGroups(section: string): { label: string; multi: boolean; items: string[] }[] {
+  const groups: { label: string; multi: boolean; items: string[] }[] = [];
+  let current: { label: string; multi: boolean; items: string[] } | undefined;
+  for (const line of section.split('\n')) {
+    if (line.startsWith('  - ') && current?.multi) {
+      current.items.push(line.slice(4));
+      continue;
+    }
+    const colon = line.startsWith('- ') ? line.indexOf(':') : -1;
+    if (colon < 0) {
+      current = undefined;
+      continue;
+    }
+    const rest = line.slice(colon + 1).trim();
+    current = { label: line.slice(2, colon), multi: rest.length === 0, items: rest ? rest.split('; ') : [] };
+    groups.push(current);
+  }
+  return groups;
+}
+
+/**
  * One Facts section from several (a merge of two checkpoints, or a section and what aging added
  * to it): each group once, in the order `renderFacts` writes them (the user's constraints first),
  * its items in their order of appearance without repeats.
@@ -124,23 +153,10 @@ export function mergeFactsSections(sections: (string | undefined)[]): string | u
   const byLabel = new Map<string, { multi: boolean; items: string[] }>();
   for (const section of sections) {
     if (!section) continue;
-    let current: { multi: boolean; items: string[] } | undefined;
-    for (const line of section.split('\n')) {
-      if (line.startsWith('  - ') && current?.multi) {
-        current.items.push(line.slice(4));
-        continue;
-      }
-      const colon = line.startsWith('- ') ? line.indexOf(':') : -1;
-      if (colon < 0) {
-        current = undefined;
-        continue;
-      }
-      const label = line.slice(2, colon);
-      const rest = line.slice(colon + 1).trim();
-      const group = byLabel.get(label) ?? { multi: rest.length === 0, items: [] };
+    for (const { label, multi, items } of factsGroups(section)) {
+      const group = byLabel.get(label) ?? { multi, items: [] };
       byLabel.set(label, group);
-      if (rest) group.items.push(...rest.split('; '));
-      current = group;
+      group.items.push(...items);
     }
   }
   const order = [...GROUPS.map((g) => g.label), ...[...byLabel.keys()].filter((l) => !GROUPS.some((g) => g.label === l))];

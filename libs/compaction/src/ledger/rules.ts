@@ -266,7 +266,8 @@ export function isIdentifier(token: string): boolean {
     if (segments.slice(1).some((s) => SENTENCE_STARTERS.has(s))) return false;
     return true;
   }
-  if (/^__\w+__$/.test(token)) return true;
+  // A dunder name has a letter: a rule of underscores is a separator line (pytest's, in aider-202408140950-0647), not a name.
+  if (/^__[A-Za-z]\w*__$/.test(token)) return true;
   if (/^_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*$/.test(token)) return true; // snake_case, SCREAMING_SNAKE
   if (!/[a-z]/.test(token) || !/[A-Z]/.test(token.slice(1))) return false;
   if (/^[A-Z][A-Z0-9]*s$/.test(token)) return false; // URLs, IDs, PRs
