@@ -1,5 +1,5 @@
 import { NestExpressApplication } from '@nestjs/platform-express';
-import { createTestDatabase, pollUntil, TestDatabase, testRedisUrl, uniqueQueuePrefix } from '@compactor/testing';
+import { createTestDatabase, pollUntil, startRedisServer, TestDatabase, TestRedisServer, testRedisUrl, uniqueQueuePrefix } from '@compactor/testing';
 import request from 'supertest';
 import { Writable } from 'node:stream';
 import { ApiKeyRepository, ApiKeyScope, PgPoolService, PrismaService, TenantRepository } from '@compactor/persistence';
@@ -55,6 +55,36 @@ export async function startTestApi(overrides: Record<string, string> = {}): Prom
     close: async () => {
       await app.close();
       await db.drop();
+    },
+  };
+}
+
+export type TestApiOnOwnRedis = TestApi & { redis: TestRedisServer };
+
+/**
+ * The test API on a redis-server of its own, for tests that stop and start Redis. `close()` brings Redis back first (a
+ * test that failed may have left it down, and the app closes its connections cleanly only on a live one), closes the
+ * app, then stops Redis.
+ */
+export async function startTestApiOnOwnRedis(overrides: Record<string, string> = {}): Promise<TestApiOnOwnRedis> {
+  const redis = await startRedisServer();
+  let api: TestApi;
+  try {
+    api = await startTestApi({ REDIS_URL: redis.url, ...overrides });
+  } catch (error) {
+    await redis.stop();
+    throw error;
+  }
+  return {
+    ...api,
+    redis,
+    close: async () => {
+      await redis.start();
+      try {
+        await api.close();
+      } finally {
+        await redis.stop();
+      }
     },
   };
 }

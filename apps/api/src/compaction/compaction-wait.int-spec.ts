@@ -1,7 +1,7 @@
 import { PrismaService, SessionRepository } from '@compactor/persistence';
-import { longSweAgentSession, startRedisServer, TestRedisServer } from '@compactor/testing';
+import { longSweAgentSession } from '@compactor/testing';
 import request from 'supertest';
-import { startTestApi, TestApi } from '../test-app';
+import { startTestApiOnOwnRedis, TestApiOnOwnRedis } from '../test-app';
 import { CompactionWait } from './compaction-wait';
 
 const LONG = longSweAgentSession();
@@ -12,18 +12,12 @@ const LONG = longSweAgentSession();
  * why, and the request goes on with the context it has.
  */
 describe('CompactionWait with Redis down', () => {
-  let redis: TestRedisServer;
-  let api: TestApi;
+  let api: TestApiOnOwnRedis;
 
   beforeAll(async () => {
-    redis = await startRedisServer();
-    api = await startTestApi({ REDIS_URL: redis.url, COMPACTOR_PROXY_COMPACTION_WAIT_MS: '5000' });
+    api = await startTestApiOnOwnRedis({ COMPACTOR_PROXY_COMPACTION_WAIT_MS: '5000' });
   }, 60_000);
-  afterAll(async () => {
-    await redis?.start();
-    await api?.close();
-    await redis?.stop();
-  }, 60_000);
+  afterAll(() => api?.close(), 60_000);
 
   it('gives up at once instead of failing the request, and says why in the log', async () => {
     const key = await api.tenantKey();
@@ -42,7 +36,7 @@ describe('CompactionWait with Redis down', () => {
     const { id: sessionId } = await api.app.get(PrismaService).session.findFirstOrThrow({ where: { externalId: id }, select: { id: true } });
     const session = (await api.app.get(SessionRepository).findById(sessionId))!;
 
-    await redis.stop();
+    await api.redis.stop();
     await expect(api.app.get(CompactionWait).settled(session)).resolves.toBeUndefined();
     expect(api.logs.some((l) => l.msg === 'compaction wait skipped: a check failed' && l.session === sessionId)).toBe(true);
   }, 60_000);

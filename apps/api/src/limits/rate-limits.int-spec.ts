@@ -1,9 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { pollUntil, startRedisServer, TestRedisServer } from '@compactor/testing';
+import { pollUntil } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { ProxyTestStack, startProxyTestStack } from '../proxy/proxy-test-stack';
-import { startTestApi, TestApi } from '../test-app';
+import { startTestApi, startTestApiOnOwnRedis, TestApi, TestApiOnOwnRedis } from '../test-app';
 
 /**
  * Issue #15 item 5 over real HTTP and Redis: requests per minute per key and per tenant, and appended
@@ -210,18 +210,12 @@ describe('the proxy', () => {
 });
 
 describe('Redis down', () => {
-  let redis: TestRedisServer;
-  let own: TestApi;
+  let own: TestApiOnOwnRedis;
 
   beforeAll(async () => {
-    redis = await startRedisServer();
-    own = await startTestApi({ REDIS_URL: redis.url });
+    own = await startTestApiOnOwnRedis();
   }, 60_000);
-  afterAll(async () => {
-    await redis?.start();
-    await own?.close();
-    await redis?.stop();
-  }, 30_000);
+  afterAll(() => own?.close(), 30_000);
 
   it('lets requests through unchecked (logged once), and counts again once Redis is back', async () => {
     const name = uid('redis-down');
@@ -231,7 +225,7 @@ describe('Redis down', () => {
     await http(own).get('/v1/sessions').set(as(key)).expect(200);
     expectRateLimited(await http(own).get('/v1/sessions').set(as(key)), 'requestsPerMinutePerKey', 2);
 
-    await redis.stop();
+    await own.redis.stop();
     for (let i = 0; i < 5; i++) {
       const started = Date.now();
       const res = await http(own).get('/v1/sessions').set(as(key)).expect(200);
@@ -242,7 +236,7 @@ describe('Redis down', () => {
     expect(outages()).toHaveLength(1);
 
     // Back, empty (a restart that lost its counts): the key is counted from zero.
-    await redis.start();
+    await own.redis.start();
     const counted = await pollUntil(
       async () => {
         const res = await http(own).get('/v1/sessions').set(as(key)).expect(200);

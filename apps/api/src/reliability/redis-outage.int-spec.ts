@@ -1,12 +1,12 @@
 import { eventChannel, EventSubscriber, JobQueue, QueueName } from '@compactor/jobs';
 import { PrismaService } from '@compactor/persistence';
 import { Redis } from 'ioredis';
-import { longSweAgentSession, pollUntil, RunningApp, startRedisServer, startWorkerFor, TestRedisServer } from '@compactor/testing';
+import { longSweAgentSession, pollUntil, RunningApp, startWorkerFor, TestRedisServer } from '@compactor/testing';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { REDIS } from '../redis.provider';
-import { startTestApi, TestApi } from '../test-app';
+import { startTestApiOnOwnRedis, TestApiOnOwnRedis } from '../test-app';
 
 const LONG = longSweAgentSession();
 const FINISHED = ['succeeded', 'skipped', 'failed'];
@@ -20,14 +20,14 @@ const FINISHED = ['succeeded', 'skipped', 'failed'];
  */
 describe('Redis outages', () => {
   let redis: TestRedisServer;
-  let api: TestApi;
+  let api: TestApiOnOwnRedis;
   let worker: RunningApp;
   let key: string;
 
   beforeAll(async () => {
-    redis = await startRedisServer();
     // A long heartbeat: an event that reaches a stream sooner came by a wake-up or, while Redis is down, the 2 s poll.
-    api = await startTestApi({ REDIS_URL: redis.url, EVENTS_HEARTBEAT_MS: '60000' });
+    api = await startTestApiOnOwnRedis({ EVENTS_HEARTBEAT_MS: '60000' });
+    redis = api.redis;
     key = await api.tenantKey();
     worker = await startWorkerFor(api.config, { COMPACTION_SWEEP_INTERVAL_MS: '1000' });
   }, 60_000);
@@ -35,7 +35,6 @@ describe('Redis outages', () => {
     await redis?.start(); // a failed test may leave it down: the apps close their connections cleanly on a live one
     await worker?.stop();
     await api?.close();
-    await redis?.stop();
     // The built worker drains its running jobs for up to SHUTDOWN_TIMEOUT_MS (30 s) before it exits: a 30 s hook
     // timed out in a run of every API spec at once (passes alone).
   }, 60_000);
