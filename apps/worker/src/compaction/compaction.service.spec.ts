@@ -97,6 +97,18 @@ function lastFinish(compactions: ReturnType<typeof setup>['compactions']) {
   return { jobId: call[0], data: call[1], attempt: call[2] };
 }
 
+/**
+ * The session's hold (set or lifted) was written before the job row read as finished: a client that waits for the job and
+ * then appends finds it (written after, the quality bench's next append raced it and scheduled a run or not by timing).
+ */
+function expectHoldBeforeFinish(sessions: ReturnType<typeof setup>['sessions'], compactions: ReturnType<typeof setup>['compactions']) {
+  const hold = sessions.holdCompactions.mock.invocationCallOrder.at(-1);
+  const finished = compactions.finishJob.mock.invocationCallOrder.at(-1);
+  expect(hold).toBeDefined();
+  expect(finished).toBeDefined();
+  expect(hold!).toBeLessThan(finished!);
+}
+
 beforeAll(() => Logger.overrideLogger(false));
 beforeEach(() => {
   runPresetMock.mockReset();
@@ -186,6 +198,7 @@ describe('CompactionService.compact', () => {
     expect(sessionId).toBe('session-1');
     expect(until).toBeGreaterThan(200_000);
     expect(progress.record).toHaveBeenLastCalledWith('session-1', 'tenant-1', [expect.objectContaining({ type: 'compaction-held', data: expect.objectContaining({ contextTokens: 200_000, threshold: threshold(over) }) })]);
+    expectHoldBeforeFinish(sessions, compactions);
   });
 
   it('does not hold after a manual run that could not compact', async () => {
@@ -253,12 +266,14 @@ describe('CompactionService.compact', () => {
     held.compactions.commit.mockResolvedValue('version-4');
     await held.sut.compact(PAYLOAD);
     expect(held.sessions.holdCompactions).toHaveBeenCalledWith('session-1', expect.any(Number), null);
+    expectHoldBeforeFinish(held.sessions, held.compactions);
 
     const lifted = setup(sessionRecord({ compactionHoldTokens: 90_000 }));
     finalizeMock.mockReturnValue(finalized(10_000));
     lifted.compactions.commit.mockResolvedValue('version-4');
     await lifted.sut.compact(PAYLOAD);
     expect(lifted.sessions.holdCompactions).toHaveBeenCalledWith('session-1', null);
+    expectHoldBeforeFinish(lifted.sessions, lifted.compactions);
   });
 
   it('a re-queue while Redis is away leaves the new row queued for the sweep instead of failing the job', async () => {
@@ -304,6 +319,7 @@ describe('CompactionService.compact', () => {
     expect(lastFinish(compactions).data).toMatchObject({ status: 'skipped', reason: 'spend-cap', llmInputTokens: 0, llmCostUsd: 0 });
     expect(progress.record).toHaveBeenCalledWith('session-1', 'tenant-1', [expect.objectContaining({ type: 'spend-cap', data: { jobId: 'job-1', limit: 'summarizerTokensPerDay', cap: 100_000, spent: 100_500 } })]);
     expect(sessions.holdCompactions).toHaveBeenCalledWith('session-1', expect.any(Number), null);
+    expectHoldBeforeFinish(sessions, compactions);
   });
 
   it('an LLM outage within the retry window puts the job back in the queue (retryLater) before finishing the row', async () => {

@@ -197,7 +197,6 @@ export class CompactionService {
     }
     if (outcome.status !== 'succeeded') {
       await this.progress.record(session.id, tenantId, outcome.events.map((e) => ({ type: e.type, line: e.line, data: { jobId } })));
-      await finish({ ...record, status: outcome.status, reason: outcome.reason, error: outcome.status === 'failed' ? outcome.reason : undefined });
       // An automatic run that could not compact is not run again on every append (no compaction loops).
       const threshold = thresholdTokens(budget, policy);
       if ((job.trigger === 'threshold' || job.trigger === 'ingest') && session.contextTokens >= threshold) {
@@ -205,6 +204,7 @@ export class CompactionService {
         const outage = outcome.status === 'failed' && isLlmOutage(outcome.reason);
         await this.hold(session, tenantId, budget, session.contextTokens, threshold, `the compaction was ${outcome.status}: ${outcome.reason ?? 'no reason given'}`, outage ? 'llm-outage' : null);
       }
+      await finish({ ...record, status: outcome.status, reason: outcome.reason, error: outcome.status === 'failed' ? outcome.reason : undefined });
       return { status: outcome.status };
     }
 
@@ -256,14 +256,16 @@ export class CompactionService {
       await this.requeue(session, tenantId);
       return { status: 'skipped' };
     }
-    await finish({ ...record, status: 'succeeded', resultVersionId: versionId });
-    this.progress.committed(session.id);
     // A result still over the trigger would call for another run at the next append: wait for enough new tokens instead.
+    // The hold is in place before the job reads as finished, here and on every branch: a client that waits for the job
+    // and then appends must find it (written after, the quality bench's next append raced it).
     const threshold = thresholdTokens(budget, policy);
     const contextAfter = final.contextTokens;
     if (contextAfter >= threshold) await this.hold(session, tenantId, budget, contextAfter, threshold, 'the protected part and the newest turns alone stay above the trigger');
     // Success ends a hold, and a run of llm-outage holds (the next one waits COMPACTION_LLM_HOLD_RETRY_MS from scratch).
     else if (session.compactionHoldTokens !== null || session.compactionHoldCount > 0) await this.sessions.holdCompactions(session.id, null);
+    await finish({ ...record, status: 'succeeded', resultVersionId: versionId });
+    this.progress.committed(session.id);
     // Seed 003 deletes the offload files after a compaction; here only what no version refers to goes.
     await this.compactions.deleteUnreferencedArtifacts(session.id);
     this.logger.log(`Session ${session.externalId}: ${outcome.events.at(-1)?.line ?? 'compacted'}`);
@@ -301,11 +303,11 @@ export class CompactionService {
         },
       ]);
     }
-    await finish({ status: 'skipped', reason: 'spend-cap', llmInputTokens: spent.tokens, llmOutputTokens: 0, llmCostUsd: spent.costUsd });
     const threshold = thresholdTokens(budget, policy);
     if (!job.dryRun && (job.trigger === 'threshold' || job.trigger === 'ingest') && session.contextTokens >= threshold) {
       await this.hold(session, tenantId, budget, session.contextTokens, threshold, 'the spend cap is reached');
     }
+    await finish({ status: 'skipped', reason: 'spend-cap', llmInputTokens: spent.tokens, llmOutputTokens: 0, llmCostUsd: spent.costUsd });
     return { status: 'skipped' };
   }
 
