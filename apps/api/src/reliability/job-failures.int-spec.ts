@@ -88,7 +88,9 @@ describe('compaction jobs that fail for good', () => {
   const callsSince = (before: number) => fake.completionRequests().length - before;
 
   it('an LLM answering 500 to every call, with no retry window: the job ends failed with the error after the provider\'s 3 attempts, and is not run again', async () => {
-    const worker = await startWorker({ COMPACTION_LLM_RETRY_WINDOW_MS: '0' });
+    // No sweep in this test: a tick lifts a first llm-outage hold as soon as the probe says up (the fake's models endpoint
+    // answers while its completions fail), and would re-queue the job before the hold is looked at.
+    const worker = await startWorker({ COMPACTION_LLM_RETRY_WINDOW_MS: '0', COMPACTION_SWEEP_INTERVAL_MS: '3600000' });
     mode = 'fail';
     const before = fake.completionRequests().length;
     const jobId = await appendUntilScheduled(`fail-500-${randomBytes(4).toString('hex')}`);
@@ -103,7 +105,7 @@ describe('compaction jobs that fail for good', () => {
     // An LLM outage past the window (0 here) holds the session; the sweep would lift it once the summarizer answers its
     // probe (the later tests' workers, on the same history text): lifted here so that the tests stay apart.
     mode = 'answer';
-    // (The hold is written just after the row finishes.)
+    // (The hold is written before the row finishes.)
     await pollUntil(async () => ((await stack.query<{ reason: string | null }>('SELECT compaction_hold_reason AS reason FROM sessions WHERE id = $1', [row.session_id]))[0].reason === 'llm-outage' ? true : undefined), {
       timeoutMs: 10_000,
       what: 'the llm-outage hold',
