@@ -79,6 +79,11 @@ export async function run({ apiUrl, key, machine, log, root, serviceEnv, port, d
     const deadline = Date.now() + 120_000;
     while (Date.now() < deadline) {
       const job = await call('GET', `/v1/jobs/${jobId}`);
+      // A trigger folded into a job that had not started: that job does the work.
+      if (job.supersededBy && job.supersededBy !== jobId) {
+        jobId = job.supersededBy;
+        continue;
+      }
       if (['succeeded', 'skipped', 'failed'].includes(job.status)) return job;
       await new Promise((r) => setTimeout(r, 50));
     }

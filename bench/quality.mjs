@@ -105,11 +105,22 @@ function client(apiUrl, key) {
         after = r.json.nextAfter;
       }
     },
+    /**
+     * Waits for the run that covers an append's trigger. A trigger folded into a job that had not started ends at once as
+     * `skipped` `superseded-by:<that job>` (docs/reliability.md "Deduplication"): the wait goes on with that job, or the
+     * next read would race it.
+     */
     async job(jobId) {
       const deadline = Date.now() + JOB_TIMEOUT_MS;
+      const seen = new Set([jobId]);
       for (;;) {
         const r = await call('GET', `/v1/jobs/${jobId}`);
         if (r.status !== 200) throw new Error(`GET /v1/jobs/${jobId} → ${r.status}`);
+        if (r.json.supersededBy && !seen.has(r.json.supersededBy)) {
+          jobId = r.json.supersededBy;
+          seen.add(jobId);
+          continue;
+        }
         if (TERMINAL.has(r.json.status)) return r.json;
         if (Date.now() > deadline) return { ...r.json, status: 'failed', error: `still ${r.json.status} after ${JOB_TIMEOUT_MS / 1000} s (benchmark timeout)` };
         await new Promise((resolve) => setTimeout(resolve, 40));

@@ -1,4 +1,4 @@
-import { FaultStack, startFaultStack } from '@compactor/testing';
+import { FaultStack, RunningApp, startFaultStack } from '@compactor/testing';
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -48,11 +48,12 @@ if (!havePython) {
   describe('Python client against the real API', () => {
     let stack: FaultStack;
     let env: Record<string, string>;
+    let worker: RunningApp;
 
     beforeAll(async () => {
       stack = await startFaultStack('client_py');
       const api = await stack.startApi();
-      await stack.startWorker();
+      worker = await stack.startWorker();
       env = { COMPACTOR_URL: api.url, COMPACTOR_API_KEY: stack.key };
     }, 60_000);
     afterAll(async () => {
@@ -70,6 +71,48 @@ if (!havePython) {
       expect(lines[2]).toMatch(/^compaction succeeded: \d+ → \d+ tokens \(version 1\)$/);
       expect(lines[3]).toMatch(/^undone: version 2 restores version 0, \d+ tokens$/);
       expect(lines[4]).toMatch(/^404 session_not_found: /);
+    }, 120_000);
+
+    it('wait_for_job on a trigger folded into a job that had not started waits for that job and returns it', async () => {
+      // No worker for a moment: the first compaction waits in BullMQ, and the second folds into it.
+      await worker.stop();
+      const sessionId = `client-py-fold-${randomBytes(4).toString('hex')}`;
+      const setUp = await runPython(
+        [
+          '-c',
+          [
+            'import json, sys',
+            'from compactor_client import Compactor',
+            'c = Compactor(sys.argv[1], sys.argv[2])',
+            'log = lambda r: "\\n".join(f"{r} {i} INFO request served in {(i * 37) % 250} ms" for i in range(150))',
+            'messages = [{"role": "user", "content": "Which replica is slowest?"}]',
+            'for r in ["api-1", "api-2", "api-3", "api-4"]:',
+            '    messages.append({"role": "assistant", "content": None, "tool_calls": [{"id": "call_" + r, "type": "function", "function": {"name": "read_log", "arguments": "{}"}}]})',
+            '    messages.append({"role": "tool", "tool_call_id": "call_" + r, "content": log(r)})',
+            'messages.append({"role": "assistant", "content": "api-3."})',
+            'c.append(sys.argv[3], messages, format="openai", model="gpt-4o", context_window=16000, output_reserve=2000, policy={"preset": "balanced", "overrides": {"maskKeepLatestTurns": 2}})',
+            'first = c.compact(sys.argv[3])["job"]',
+            'second = c.compact(sys.argv[3])["job"]',
+            'print(json.dumps({"first": first, "second": second}))',
+          ].join('\n'),
+          env.COMPACTOR_URL,
+          env.COMPACTOR_API_KEY,
+          sessionId,
+        ],
+        env,
+      );
+      expect({ code: setUp.code, stderr: setUp.stderr }).toEqual({ code: 0, stderr: '' });
+      const { first, second } = JSON.parse(setUp.stdout) as { first: { id: string }; second: { id: string } };
+      expect(second).toMatchObject({ status: 'skipped', supersededBy: first.id });
+
+      const waiting = runPython(
+        ['-c', 'import json, sys\nfrom compactor_client import Compactor\nprint(json.dumps(Compactor(sys.argv[1], sys.argv[2]).wait_for_job(sys.argv[3], interval=0.05)))', env.COMPACTOR_URL, env.COMPACTOR_API_KEY, second.id],
+        env,
+      );
+      worker = await stack.startWorker();
+      const waited = await waiting;
+      expect({ code: waited.code, stderr: waited.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(JSON.parse(waited.stdout)).toMatchObject({ id: first.id, status: 'succeeded', supersededBy: null });
     }, 120_000);
 
     it('its unittest suite passes against the API, nothing skipped', async () => {

@@ -142,10 +142,19 @@ class Compactor:
         return cast(JobView, self.request("GET", f"/v1/jobs/{_segment(job_id)}"))
 
     def wait_for_job(self, job_id: str, *, timeout: float = 60.0, interval: float = 0.25) -> JobView:
-        """Polls a job until it succeeded, was skipped or failed; raises TimeoutError after ``timeout`` seconds."""
+        """Polls a job until it succeeded, was skipped or failed; raises TimeoutError after ``timeout`` seconds.
+
+        A trigger folded into a job that had not started (``supersededBy``) is answered by that job:
+        the wait goes on with it and returns it.
+        """
         deadline = time.monotonic() + timeout
+        seen = {job_id}
         while True:
             job = self.job(job_id)
+            if job.get("supersededBy") and job["supersededBy"] not in seen:
+                job_id = job["supersededBy"]
+                seen.add(job_id)
+                continue
             if job["status"] in _FINISHED:
                 return job
             if time.monotonic() >= deadline:

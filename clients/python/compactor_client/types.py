@@ -407,6 +407,7 @@ JobView = TypedDict("JobView", {
     "startedAt": NotRequired[Optional[str]],
     "status": Literal["queued", "running", "succeeded", "skipped", "failed"],
     "steps": List[str],
+    "supersededBy": NotRequired[Optional[str]],  # The job this trigger was folded into (`skipped`, reason `superseded-by:<id>`): that run covers its messages. To wait for the compaction, wait for that job.
     "tokensAfter": NotRequired[Optional[float]],
     "tokensBefore": NotRequired[Optional[float]],
     "trigger": Literal["threshold", "manual", "watermark", "ingest"],

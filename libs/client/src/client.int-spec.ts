@@ -1,4 +1,4 @@
-import { FaultStack, startFaultStack } from '@compactor/testing';
+import { FaultStack, RunningApp, startFaultStack } from '@compactor/testing';
 import { randomBytes } from 'node:crypto';
 import { example } from '../examples/append-context-compact-undo';
 import { Compactor, CompactorApiError } from './index';
@@ -10,11 +10,12 @@ import { Compactor, CompactorApiError } from './index';
 describe('@compactor/client against the real API', () => {
   let stack: FaultStack;
   let baseUrl: string;
+  let worker: RunningApp;
 
   beforeAll(async () => {
     stack = await startFaultStack('client_ts');
     baseUrl = (await stack.startApi()).url;
-    await stack.startWorker();
+    worker = await stack.startWorker();
   }, 60_000);
   afterAll(async () => {
     await stack?.close();
@@ -43,6 +44,31 @@ describe('@compactor/client against the real API', () => {
     expect(restored.contextVersion).toBe(undone.version);
     expect(restored.messages).toEqual(before.messages);
     expect(lines.at(-1)).toMatch(/^404 session_not_found: /);
+  }, 120_000);
+
+  it('waitForJob on a trigger folded into a job that had not started waits for that job and returns it', async () => {
+    // No worker for a moment: the first compaction waits in BullMQ, and the second folds into it.
+    await worker.stop();
+    const compactor = new Compactor({ baseUrl, apiKey: stack.key });
+    const sessionId = `client-ts-fold-${randomBytes(4).toString('hex')}`;
+    const log = (replica: string) => Array.from({ length: 150 }, (_, i) => `${replica} ${i} INFO request served in ${(i * 37) % 250} ms`).join('\n');
+    const messages: Record<string, unknown>[] = [{ role: 'user', content: 'Which replica is slowest?' }];
+    for (const replica of ['api-1', 'api-2', 'api-3', 'api-4']) {
+      messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `call_${replica}`, type: 'function', function: { name: 'read_log', arguments: '{}' } }] });
+      messages.push({ role: 'tool', tool_call_id: `call_${replica}`, content: log(replica) });
+    }
+    messages.push({ role: 'assistant', content: 'api-3.' });
+    await compactor.append(sessionId, { model: 'gpt-4o', contextWindow: 16_000, outputReserve: 2_000, policy: { preset: 'balanced', overrides: { maskKeepLatestTurns: 2 } }, format: 'openai', messages });
+    const { job: first } = await compactor.compact(sessionId);
+    const { job: second } = await compactor.compact(sessionId);
+    expect(second).toMatchObject({ status: 'skipped', reason: `superseded-by:${first.id}`, supersededBy: first.id });
+    expect(await compactor.job(first.id)).toMatchObject({ status: 'queued', supersededBy: null });
+
+    const waiting = compactor.waitForJob(second.id, { intervalMs: 50 });
+    worker = await stack.startWorker();
+    const done = await waiting;
+    expect(done).toMatchObject({ id: first.id, status: 'succeeded', supersededBy: null });
+    expect((await compactor.context(sessionId, 'openai')).contextVersion).toBe(done.resultVersion);
   }, 120_000);
 
   it('sessions list, snapshot and restore; errors carry the API’s error body', async () => {

@@ -125,12 +125,19 @@ export class Compactor {
 
   /**
    * Polls a job until it succeeded, was skipped or failed (every `intervalMs`), and returns it;
-   * throws once `timeoutMs` passed without that.
+   * throws once `timeoutMs` passed without that. A trigger folded into a job that had not started
+   * (`supersededBy`) is answered by that job: the wait goes on with it and returns it.
    */
   async waitForJob(jobId: string, { timeoutMs = 60_000, intervalMs = 250 } = {}): Promise<JobView> {
     const deadline = Date.now() + timeoutMs;
+    const seen = new Set([jobId]);
     for (;;) {
       const job = await this.job(jobId);
+      if (job.supersededBy && !seen.has(job.supersededBy)) {
+        jobId = job.supersededBy;
+        seen.add(jobId);
+        continue;
+      }
       if (FINISHED.has(job.status)) return job;
       if (Date.now() >= deadline) throw new Error(`compaction job ${jobId} still ${job.status} after ${timeoutMs} ms`);
       await new Promise((resolve) => setTimeout(resolve, intervalMs));

@@ -8,6 +8,8 @@ import { insertSessionEvents } from './event.repository';
 import { utcDayStart } from './tenant-limits';
 
 const LEVELS: CheckpointLevel[] = ['recent', 'old', 'ancient', 'ultra'];
+/** A trigger folded into another job ends `skipped` with this reason and that job's id (GET /v1/jobs/:id's `supersededBy`). */
+export const SUPERSEDED_BY = 'superseded-by:';
 
 /** A checkpoint as the engine knows it (libs/compaction `Checkpoint`). */
 export interface CheckpointData {
@@ -224,7 +226,7 @@ export class CompactionRepository {
     if (job.dryRun) return job;
     await this.prisma.compactionJob.updateMany({
       where: { sessionId: job.sessionId, status: 'queued', dryRun: false, createdAt: { lte: job.createdAt }, id: { not: id } },
-      data: { status: 'skipped', reason: `superseded-by:${id}`, finishedAt: new Date() },
+      data: { status: 'skipped', reason: `${SUPERSEDED_BY}${id}`, finishedAt: new Date() },
     });
     return { ...job, attempts: started.attempts };
   }
@@ -267,7 +269,7 @@ export class CompactionRepository {
     await this.pg.pool.query({
       ...(this.pg.preparedStatements ? { name: 'compaction-job-supersede' } : {}),
       text: `UPDATE compaction_jobs SET status = 'skipped', reason = $2, finished_at = $3 WHERE id = $1::uuid AND status = 'queued'`,
-      values: [id, `superseded-by:${by}`, new Date()],
+      values: [id, `${SUPERSEDED_BY}${by}`, new Date()],
     });
   }
 

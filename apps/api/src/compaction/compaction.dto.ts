@@ -32,6 +32,15 @@ export class JobView {
   @ApiPropertyOptional({ nullable: true, type: String, example: 'history-too-short' })
   reason!: string | null;
 
+  @ApiPropertyOptional({
+    nullable: true,
+    type: String,
+    format: 'uuid',
+    description:
+      'The job this trigger was folded into (`skipped`, reason `superseded-by:<id>`): that run covers its messages. To wait for the compaction, wait for that job.',
+  })
+  supersededBy!: string | null;
+
   @ApiProperty({ type: [String], example: ['mask', 'summarize'] })
   steps!: string[];
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { advanceWatermark, sessionBudget, DomainError, thresholdTokens, ValidationFailed, VersionPrefix } from '@compactor/compaction';
 import { ApiErrorCode, JobNotFound } from '../errors/http-errors';
 import { EventPublisher } from '@compactor/jobs';
-import { CompactionRepository, prefixOf } from '@compactor/persistence';
+import { CompactionRepository, prefixOf, SUPERSEDED_BY } from '@compactor/persistence';
 import { API_CONFIG, ApiConfig } from '../config/api-config';
 import { ContextFormat, ContextService } from '../sessions/context.service';
 import { SessionsService } from '../sessions/sessions.service';
@@ -104,6 +104,7 @@ export class CompactionService {
       status: job.status,
       dryRun: job.dryRun,
       reason: job.reason,
+      supersededBy: job.status === 'skipped' && job.reason?.startsWith(SUPERSEDED_BY) ? job.reason.slice(SUPERSEDED_BY.length) : null,
       steps: Array.isArray(job.steps) ? (job.steps as string[]) : [],
       tokensBefore: job.tokensBefore,
       tokensAfter: job.tokensAfter,

@@ -1151,6 +1151,11 @@ export interface components {
              *     ]
              */
             steps: string[];
+            /**
+             * Format: uuid
+             * @description The job this trigger was folded into (`skipped`, reason `superseded-by:<id>`): that run covers its messages. To wait for the compaction, wait for that job.
+             */
+            supersededBy?: string | null;
             tokensAfter?: number | null;
             tokensBefore?: number | null;
             /** @enum {string} */
