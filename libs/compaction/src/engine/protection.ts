@@ -1,5 +1,6 @@
 import { CanonicalMessage } from '../messages/canonical';
 import { SessionMessage } from './types';
+import { isTextObservation } from './text-observations';
 
 /**
  * The one protection policy every stage consults (SPEC.md Guarantee 3). Declarative: what a
@@ -8,9 +9,9 @@ import { SessionMessage } from './types';
 export interface ProtectionPolicy {
   /** The latest N messages are never summarized, masked or removed. */
   latestMessages: number;
-  /** The text blocks of the latest M user messages are kept verbatim (`balanced`: 3). */
+  /** The text blocks of the latest M user messages are kept verbatim (`balanced`: 3); a command's output sent as user text is not one. */
   latestUserTexts: number;
-  /** `checkpoint-aging` (seed 004): the text of every user message is kept, except text tagged `observation`. */
+  /** `checkpoint-aging` (seed 004): the text of every user message is kept, except a command's output (tagged `observation`, or answering a command run through text). */
   allUserTexts: boolean;
   /** Results of these tools are never masked, offloaded or summarized. */
   exemptToolNames: string[];
@@ -99,7 +100,8 @@ export function protectionOf(messages: SessionMessage[], policy: ProtectionPolic
   for (let i = messages.length - 1; i >= 0; i -= 1) {
     const m = messages[i].message;
     if (m.role !== 'user' || !m.blocks.some((b) => b.type === 'text')) continue;
-    if (m.tags?.includes('observation')) continue;
+    // A command's output sent as user text is not the user's words (text-observations.ts).
+    if (isTextObservation(m, messages[i - 1]?.message)) continue;
     if (policy.allUserTexts || users < policy.latestUserTexts) userText.add(messages[i].seq);
     users += 1;
   }
