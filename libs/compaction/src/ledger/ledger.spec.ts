@@ -10,7 +10,7 @@ import { parseAnthropicMessages } from '../messages/anthropic';
 import { parseOpenAIMessages } from '../messages/openai';
 import { FactsLedger, LedgerEntry, ledgerOfText } from './ledger';
 import { checkLedger, entryText, fitEntries, isPinned, mergeFactsSections, rankEntries, renderFacts } from './render';
-import { placeholderKeys, placeholderKeysOf } from './placeholder';
+import { placeholderKeys, placeholderKeysOf, rankedKeys } from './placeholder';
 import { constraintSentences, exitStatusOf, hashesIn, isTransitiveRequirement, settingsIn, testResultsIn, ticketIdsIn, urlsIn } from './recognize';
 import { LEDGER_SCAN_CHARS, scanWindow } from './rules';
 import { errorLines } from './errors';
@@ -322,6 +322,16 @@ describe('recognizers (general shapes of shell output, code and language)', () =
     expect(keys).toContain('docs/GUIDE.md (created)');
     expect(keys).toContain('src/app.py (edited)');
     expect(keys).not.toContain('src/read_');
+  });
+
+  it('lists a name once: not beside a dotted name that ends with it (pydicom-1458__gpt4: `Dataset.pixel_array`)', () => {
+    const entries = FactsLedger.of(sweAgent('pydicom-1458__gpt4.traj')).entries();
+    expect(entries.map((e) => e.value)).toEqual(expect.arrayContaining(['pixel_array', 'Dataset.pixel_array']));
+    const keys = rankedKeys(entries);
+    expect(keys).toContain('Dataset.pixel_array');
+    expect(keys).not.toContain('pixel_array');
+    // A name no dotted one ends with stays.
+    expect(keys).toContain('FileMetaDataset');
   });
 
   it('ranks more entries than a call can take arguments (a 30 MB log holds hundreds of thousands): no RangeError', () => {

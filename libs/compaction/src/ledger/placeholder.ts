@@ -43,7 +43,11 @@ export function keysWithin(ranked: readonly string[], maxChars: number): string 
 export function rankedKeys(all: readonly LedgerEntry[], options: { paths?: boolean } = {}): string[] {
   const entries = all.filter((e) => e.kind !== 'error' && e.kind !== 'constraint' && (options.paths !== false || e.kind !== 'path'));
   const paths = entries.filter((e) => e.kind === 'path').length;
-  return rankEntries(entries.map((e) => (e.kind === 'path' || e.kind === 'identifier' ? { ...e, weight: Math.max(e.weight, 0.5) } : e)))
+  const keys = rankEntries(entries.map((e) => (e.kind === 'path' || e.kind === 'identifier' ? { ...e, weight: Math.max(e.weight, 0.5) } : e)))
     .filter((e) => e.kind !== 'path' || paths <= MAX_PATHS || changed(e))
     .map(entryText);
+  // A name that a listed dotted name ends with says nothing more (`pixel_array` beside `Dataset.pixel_array`, pydicom-1458__gpt4).
+  const tails = new Set<string>();
+  for (const k of keys) for (let dot = k.indexOf('.'); dot > 0 && dot < k.length - 1; dot = k.indexOf('.', dot + 1)) if (/^\w/.test(k.slice(dot + 1))) tails.add(k.slice(dot + 1));
+  return tails.size === 0 ? keys : keys.filter((k) => !tails.has(k));
 }
