@@ -333,12 +333,14 @@ function droppedNoteMessage(
   const statesValue = (k: string) => gone?.keys.some((o) => o.length > k.length && o.startsWith(k) && '=:@ '.includes(o[k.length])) ?? false;
   const goneKeyList = goneWith ? gone.keys.filter((k) => !parts.keys.includes(k) && !quotedBySystem.has(k) && !statesValue(k)) : [];
   const goneKeys = (chars: number) => keysWithin(goneKeyList, chars) ?? '';
-  const withGoneKeys = (chars: number) => {
-    for (const share of [1, 2, 4, 8]) {
-      const some = goneKeys(Math.floor(chars / share));
-      if (!some || some === kept.goneKeys || tryWith({ ...kept, goneKeys: some })) return;
+  /** The longest key line of `line` within `chars` divided by each share in turn that the note still takes (none when it takes none). */
+  const stepDown = (field: 'keys' | 'goneKeys', line: (chars: number) => string, chars: number, shares: number[]) => {
+    for (const share of shares) {
+      const some = line(Math.floor(chars / share));
+      if (!some || some === kept[field] || tryWith({ ...kept, [field]: some })) return;
     }
   };
+  const withGoneKeys = (chars: number) => stepDown('goneKeys', goneKeys, chars, [1, 2, 4, 8]);
   if (parts.keys.length > 0 && tryWith({ ...kept, keys: keys(MAX_KEY_CHARS) })) {
     withGoneKeys(MAX_KEY_CHARS);
     if (!lean && keys(4 * MAX_KEY_CHARS) !== kept.keys && !tryWith({ ...kept, keys: keys(4 * MAX_KEY_CHARS) })) tryWith({ ...kept, keys: keys(2 * MAX_KEY_CHARS) });
@@ -347,10 +349,7 @@ function droppedNoteMessage(
     // Where a placeholder's worth does not fit, the first keys that do (claude-code-5c0375b4 at summary size: 62 tokens left, and
     // the note on its last turn's dropped steps, with /path/to/Demo/CLAUDE.md and the dev server URLs, was left out whole). Only
     // in the room left at the end: the give-back keeps no room for so small a note, a protected turn coming back is worth more.
-    for (const share of [2, 4, 8]) {
-      const fewer = keys(Math.floor(MAX_KEY_CHARS / share));
-      if (fewer && tryWith({ ...kept, keys: fewer })) break;
-    }
+    stepDown('keys', keys, MAX_KEY_CHARS, [2, 4, 8]);
   }
   if (!kept.goneKeys) withGoneKeys(MAX_KEY_CHARS);
   // Where room is still left, the longer statement of the request.
