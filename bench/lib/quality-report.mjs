@@ -68,7 +68,7 @@ export function report(ctx) {
   const countsText = (counts) => `${CATEGORIES.filter((c) => counts[c.id]).map((c) => `${counts[c.id]} ${c.label}`).join(', ')} (${sum(Object.values(counts))} in all)`;
 
   lines.push(
-    `Run ${new Date().toISOString().slice(0, 10)} on ${machine}. The built API and one worker (\`WORKER_CONCURRENCY\` default, summarizer \`local\`) run on the real PostgreSQL and Redis; each session is appended in batches of 6–10 messages; whenever an append schedules a compaction the client waits for its job, then reads the context the agent would send next (in the session's own provider shape); after the last append it also reads the other shape. Presets measured: ${presets.map((p) => `\`${p}\``).join(', ')}; the two baselines are computed in the same run.`,
+    `Run ${new Date().toISOString().slice(0, 10)} on ${machine}. The built API and one worker (\`WORKER_CONCURRENCY\` default, summarizer \`local\`) run on the real PostgreSQL and Redis; each session is appended in batches of 6–10 messages; whenever an append schedules a compaction the client waits for its job (or, when the trigger was folded into a job that had not started, for that job: \`supersededBy\`), then reads the context the agent would send next (in the session's own provider shape); after the last append it also reads the other shape. Presets measured: ${presets.map((p) => `\`${p}\``).join(', ')}; the two baselines are computed in the same run.`,
     '',
   );
   for (const n of notes) lines.push(`**Note**: ${n}`, '');
