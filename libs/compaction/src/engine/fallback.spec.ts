@@ -336,30 +336,6 @@ describe('fitToBudget: Guarantee 4 fallback (mask, offload, drop oldest unprotec
     }
   });
 
-  it("gives back no checkpoint into the room the note needs for the user's constraints of the protected turns that went (Guarantee 3)", () => {
-    const facts = `- Files: ${Array.from({ length: 12 }, (_, i) => `src/module_${i}.py (edited)`).join('; ')}`;
-    const base = checkpoint(1, 40, words('early', 200));
-    const withFacts: CanonicalMessage = { ...base, blocks: [{ type: 'text', text: `${(base.blocks[0] as TextBlock).text}\n\n${FACTS_HEADER}\n${facts}` }] };
-    const context = session([
-      system('You are a coding agent.'), // 1
-      withFacts, // 2
-      user(`Fix the importer. Never run the migrations against production. ${words('detail', 120)}`), // 3: protected (the latest user text)
-      say(words('reply', 300)), // 4
-      user('[masked]', { tags: ['observation'] }), // 5: a command's output, not the user's words
-      say('Done.'), // 6
-    ]);
-    const factsForm = count({ ...withFacts, blocks: [{ type: 'text', text: `${(base.blocks[0] as TextBlock).text.split('\n')[0]}\n\n${FACTS_HEADER}\n${facts}` }] });
-    const floor = [0, 4, 5].reduce((n, i) => n + context[i].tokens, 0);
-    // Room for the note quoting the constraint, or for the checkpoint's Facts section, not for both.
-    const budget = floor + Math.max(factsForm, 60) + 10;
-    const out = fitToBudget(context, options(budget, { latestMessages: 2, latestUserTexts: 1 }));
-    expect(out.steps).toContain('drop-protected');
-    expect(noteOf(out)).toContain('"Never run the migrations against production."');
-    expect(out.droppedCheckpoints).toEqual([2]);
-    expect(out.tokens).toBeLessThanOrEqual(budget);
-    expectProviderValid(out.messages);
-  });
-
   it('gives back: a checkpoint cut or dropped by an earlier step returns, in the fullest form that fits, when a later step freed the room (the budget is used)', () => {
     const context = session([
       system('You are a coding agent.'),

@@ -133,8 +133,6 @@ interface NoteParts {
   requests: LedgerEntry[];
   /** What the checkpoints that went left (goneFactsOf): their spans, keys and latest error; not part of a memo. */
   gone?: { spans: string[]; keys: string[]; errors: string[] };
-  /** Their ledger's entries (the first request's keys are ranked by it: taskOf). */
-  entries?: readonly LedgerEntry[];
 }
 /**
  * A read notes the turns out before the give-back and those still out after it (fitToBudget), and keeps the ledger of the
@@ -212,7 +210,7 @@ function droppedNote(dropped: SessionMessage[], span: string): NoteParts {
   const errors = latestErrors(entries);
   const pinned = entries.filter(isPinned);
   const requests = entries.filter((e) => e.kind === 'constraint' && e.role === 'user' && !isPinned(e)).sort((a, b) => a.lastSeq - b.lastSeq || a.firstSeq - b.firstSeq);
-  const parts = { count: dropped.length, span, keys, errors, pinned, requests, entries };
+  const parts = { count: dropped.length, span, keys, errors, pinned, requests };
   noteMemo.set(dropped[0].message, [{ seqs, span, last: dropped[dropped.length - 1].message, state: ledger.state(), parts }, ...memos].slice(0, NOTE_MEMOS));
   return parts;
 }
@@ -238,21 +236,17 @@ function saysOf(m: CanonicalMessage): { items: string[]; statesTask: boolean } {
 }
 
 /** A first request's statement, kept with its message: the fallback leaves the same turns out read after read. */
-const tasks = new WeakMap<CanonicalMessage, { count: CountMessage; entries: readonly LedgerEntry[]; byMax: Map<number, { seq: number; text: string } | undefined> }>();
+const tasks = new WeakMap<CanonicalMessage, { count: CountMessage; byMax: Map<number, { seq: number; text: string } | undefined> }>();
 
-/**
- * The goal block's task statement of `first` (finalize.ts): its opening within `maxTokens`, and the keys of the rest when
- * cut, ranked by the ledger of the turns left out (`entries`, which hold `first`): as the goal block ranks them by the
- * session's, a key the later turns used again comes first (pydicom-1458__gpt4 at summary size: `ds.Rows` and
- * `FileMetaDataset`, which the agent went on to use, over `find_file` and `script_name` from the request's boilerplate).
- */
-function taskOf(first: SessionMessage, maxTokens: number, count: CountMessage, entries: readonly LedgerEntry[]): { seq: number; text: string } | undefined {
+/** The goal block's task statement of `first` (finalize.ts): its opening within `maxTokens`, and the keys of the rest when cut. */
+function taskOf(first: SessionMessage, maxTokens: number, count: CountMessage): { seq: number; text: string } | undefined {
   let memo = tasks.get(first.message);
-  if (!memo || memo.count !== count || memo.entries !== entries) tasks.set(first.message, (memo = { count, entries, byMax: new Map() }));
+  if (!memo || memo.count !== count) tasks.set(first.message, (memo = { count, byMax: new Map() }));
   if (memo.byMax.has(maxTokens)) return memo.byMax.get(maxTokens);
   const empty = count({ role: 'user', blocks: [] });
   const countText = (t: string) => count({ role: 'user', blocks: [{ type: 'text', text: t }] }) - empty;
-  const task = taskStatementWithKeys([first], maxTokens, countText, entries);
+  const text = first.message.blocks.map((b) => (b.type === 'text' ? b.text : '')).join('\n');
+  const task = taskStatementWithKeys([first], maxTokens, countText, ledgerOfText(scanned(text), 'user', first.seq));
   memo.byMax.set(maxTokens, task);
   return task;
 }
@@ -557,13 +551,6 @@ class Fitting {
     this.total += m.tokens;
   }
 
-  /** Sets index `i` back to a state it had (`m`, kept or removed): a tentative step undone. */
-  put(i: number, m: SessionMessage, removed: boolean): void {
-    this.total += (removed ? 0 : m.tokens) - (this.removed[i] ? 0 : this.current[i].tokens);
-    this.current[i] = m;
-    this.removed[i] = removed;
-  }
-
   remove(i: number): void {
     if (this.removed[i]) return;
     this.removed[i] = true;
@@ -715,8 +702,8 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
     return task;
   };
   /** The first request as the note states it: as the goal block would (its share of the budget), then as long as a task section may be. */
-  const taskForms = (first: SessionMessage, entries: readonly LedgerEntry[]) =>
-    [Math.min(TASK_STATEMENT_MAX_TOKENS, Math.floor(TASK_STATEMENT_BUDGET_SHARE * budget)), TASK_STATEMENT_MAX_TOKENS].map((n) => taskOf(first, n, countMessage, entries)?.text ?? '');
+  const taskForms = (first: SessionMessage) =>
+    [Math.min(TASK_STATEMENT_MAX_TOKENS, Math.floor(TASK_STATEMENT_BUDGET_SHARE * budget)), TASK_STATEMENT_MAX_TOKENS].map((n) => taskOf(first, n, countMessage)?.text ?? '');
 
   /**
    * What the kept system messages (the system prompt, the goal block, the checkpoints) say already: the items they list (a
@@ -762,7 +749,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
       : turns;
     const system = systemSays();
     const first = sessionTask();
-    const stated = first && !system.statesTask && droppedAt.some((i) => context[i].seq === first.seq) ? taskForms(first, turns.entries ?? []) : [];
+    const stated = first && !system.statesTask && droppedAt.some((i) => context[i].seq === first.seq) ? taskForms(first) : [];
     const note = droppedNoteMessage(parts, room, system.quoted, countMessage, pinnedLimit, stated, lean);
     if (!note) return undefined;
     const at = noteAt;
@@ -814,11 +801,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
     // Give back (the budget is used, issue #14): the steps run greedily in Guarantee 3's order, and a later one (a large
     // message the shrinking protection let go) can free more than the earlier ones needed. The checkpoints cut to their
     // Facts or dropped are put back, newest first (they went oldest first), in the fullest form the room left takes:
-    // whole, their Facts section, their constraints. Room stays for the user's constraints and locked decisions of the
-    // protected turns that went, which the note quotes (Guarantee 3: a checkpoint is a summary and never stands in their
-    // place; pydicom-1458__gpt4 at summary size lost its task's six constraints to a checkpoint's Facts that came back first).
-    const pinnedOut = (noteOnDropped()?.pinnedCount ?? 0) > 0;
-    const notePinnedFits = () => noteOnDropped()?.fits ?? true;
+    // whole, their Facts section, their constraints.
     for (const i of [...shape.checkpoints].reverse()) {
       const original = context[i];
       if (!fit.removed[i] && fit.current[i] === original) continue;
@@ -828,17 +811,7 @@ export function fitToBudget(context: SessionMessage[], options: FallbackOptions)
         const reduced = checkpointPart(original.message, part);
         if (reduced) forms.push({ kind: part, m: { seq: original.seq, message: reduced, tokens: countMessage(reduced) } });
       }
-      // Only where the note's binding part fits without this checkpoint: otherwise holding it back saves none of them.
-      const pinnedFitsWithout = pinnedOut && notePinnedFits();
-      const keepsPinnedRoom = (f: { m: SessionMessage }) => {
-        if (!pinnedFitsWithout) return true;
-        const was = { m: fit.current[i], removed: fit.removed[i] };
-        fit.put(i, f.m, false);
-        const fits = notePinnedFits();
-        fit.put(i, was.m, was.removed);
-        return fits;
-      };
-      const form = forms.find((f) => f.m.tokens > now && fit.total - now + f.m.tokens <= fit.limit && keepsPinnedRoom(f));
+      const form = forms.find((f) => f.m.tokens > now && fit.total - now + f.m.tokens <= fit.limit);
       if (!form) continue;
       if (fit.removed[i]) fit.restoreAs(i, form.m);
       else fit.replace(i, form.m);

@@ -6,7 +6,6 @@ import { errorLines } from '../ledger/errors';
 import { toolResultText } from '../ledger/rules';
 import { toolNameLookup } from './tool-pairs';
 import { formMemo } from './form-memo';
-import { isTextObservation, textCommandOf } from './text-observations';
 
 export interface MaskingParams {
   /** Tool outputs of the latest K assistant turns stay visible (`balanced`: 10). */
@@ -53,28 +52,18 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
   }
   if (params.keepLatestTurns <= 0) boundary = messages.length;
 
-  // The last user turn never goes (Guarantee 3), and a command's output sent as user text is the newest the agent has seen.
-  let lastUserTurn = messages.length - 1;
-  while (lastUserTurn >= 0 && !(messages[lastUserTurn].message.role === 'user' && !messages[lastUserTurn].message.blocks.some((b) => b.type === 'tool_result'))) lastUserTurn -= 1;
-
   const masked: number[] = [];
   let total = params.downToTokens === undefined ? Infinity : messages.reduce((n, m) => n + m.tokens, 0);
   const out = messages.map((m, i) => {
     if (i >= boundary || protection.whole.has(m.seq)) return m;
     if (params.downToTokens !== undefined && total <= params.downToTokens) return m;
-    // A command's output sent as user text (text-observations.ts) is masked like a tool result, under the command's name.
-    const observation = i !== lastUserTurn && isTextObservation(m.message, messages[i - 1]?.message);
-    if (!observation && !m.message.blocks.some((b) => b.type === 'tool_result')) return m;
+    if (!m.message.blocks.some((b) => b.type === 'tool_result')) return m;
     // Which blocks go, and under which tool name: the whole input of the masked form besides the message.
     const maskAs = m.message.blocks.map((b) => {
-      if (observation) {
-        if (b.type !== 'text' || b.text.startsWith(MASKED_PREFIX) || Math.ceil(b.text.length / 4) <= params.minTokens) return '';
-        return commandName(messages[i - 1]?.message);
-      }
       if (b.type !== 'tool_result' || protection.exemptToolUseIds.has(b.toolUseId)) return '';
       const text = toolResultText(b.content);
       // Already short: a mask, or an artifact reference that names where the full output is.
-      if (text.startsWith(MASKED_PREFIX) || text.startsWith('[offloaded tool output')) return '';
+      if (text.startsWith('[masked tool output') || text.startsWith('[offloaded tool output')) return '';
       if (Math.ceil(text.length / 4) <= params.minTokens) return '';
       return nameOf(i, b.toolUseId) ?? 'tool';
     });
@@ -92,33 +81,18 @@ export function maskObservations(messages: SessionMessage[], protection: Protect
 /** `m` with the tool outputs `maskAs` names (by tool name; '' = kept) replaced by their placeholder, counted again. */
 function maskMessage(m: SessionMessage, maskAs: string[], count: CountMessage): SessionMessage {
   const blocks: Block[] = m.message.blocks.map((b, j) => {
-    if (maskAs[j] === '') return b;
-    if (b.type === 'text') return { ...b, text: placeholderOf(b.text, maskAs[j], m.seq) };
-    if (b.type !== 'tool_result') return b;
-    return { ...b, content: placeholderOf(toolResultText(b.content), maskAs[j], m.seq) };
+    if (b.type !== 'tool_result' || maskAs[j] === '') return b;
+    const text = toolResultText(b.content);
+    const approxTokens = Math.ceil(text.length / 4);
+    const lines = text.split('\n').length;
+    const placeholder = `[masked tool output: ${maskAs[j]}, ${lines} lines, ~${approxTokens} tokens; the full output is in the session history at seq ${m.seq}]`;
+    const errors = errorLines(text);
+    // The ledger keys it held (SPEC.md "Facts ledger"): settings, versions, tests, URLs, ids, a few paths.
+    const keys = placeholderKeys(text);
+    const withKeys = keys ? `${placeholder}\nKeys in it: ${keys}` : placeholder;
+    return { ...b, content: errors.length > 0 ? `${withKeys}\nErrors in it:\n${errors.join('\n')}` : withKeys };
   });
   const message: CanonicalMessage = { ...m.message, blocks };
   const tokens = count(message);
   return tokens >= m.tokens ? m : { seq: m.seq, message, tokens };
-}
-
-const MASKED_PREFIX = '[masked tool output';
-
-/** A masked output's placeholder: what it was and where the whole of it is, with the ledger keys and error lines it held. */
-function placeholderOf(text: string, name: string, seq: number): string {
-  const approxTokens = Math.ceil(text.length / 4);
-  const lines = text.split('\n').length;
-  const placeholder = `${MASKED_PREFIX}: ${name}, ${lines} lines, ~${approxTokens} tokens; the full output is in the session history at seq ${seq}]`;
-  const errors = errorLines(text);
-  // The ledger keys it held (SPEC.md "Facts ledger"): settings, versions, tests, URLs, ids, a few paths.
-  const keys = placeholderKeys(text);
-  const withKeys = keys ? `${placeholder}\nKeys in it: ${keys}` : placeholder;
-  return errors.length > 0 ? `${withKeys}\nErrors in it:\n${errors.join('\n')}` : withKeys;
-}
-
-/** The name a command's output sent as user text is masked under: the command's first word (`curl`, `open`), or `command`. */
-function commandName(previous: CanonicalMessage | undefined): string {
-  const command = previous ? textCommandOf(previous) : undefined;
-  const word = command?.trim().split(/\s/, 1)[0] ?? '';
-  return word.length > 0 && word.length <= 40 ? word : 'command';
 }

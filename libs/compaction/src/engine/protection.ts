@@ -1,6 +1,5 @@
 import { CanonicalMessage } from '../messages/canonical';
 import { SessionMessage } from './types';
-import { isTextObservation } from './text-observations';
 
 /**
  * The one protection policy every stage consults (SPEC.md Guarantee 3). Declarative: what a
@@ -9,9 +8,9 @@ import { isTextObservation } from './text-observations';
 export interface ProtectionPolicy {
   /** The latest N messages are never summarized, masked or removed. */
   latestMessages: number;
-  /** The text blocks of the latest M user messages are kept verbatim (`balanced`: 3); a command's output sent as user text is not one. */
+  /** The text blocks of the latest M user messages are kept verbatim (`balanced`: 3). */
   latestUserTexts: number;
-  /** `checkpoint-aging` (seed 004): the text of every user message is kept, except a command's output (tagged `observation`, or answering a command run through text). */
+  /** `checkpoint-aging` (seed 004): the text of every user message is kept, except text tagged `observation`. */
   allUserTexts: boolean;
   /** Results of these tools are never masked, offloaded or summarized. */
   exemptToolNames: string[];
@@ -100,8 +99,7 @@ export function protectionOf(messages: SessionMessage[], policy: ProtectionPolic
   for (let i = messages.length - 1; i >= 0; i -= 1) {
     const m = messages[i].message;
     if (m.role !== 'user' || !m.blocks.some((b) => b.type === 'text')) continue;
-    // A command's output sent as user text is not the user's words (text-observations.ts).
-    if (isTextObservation(m, messages[i - 1]?.message)) continue;
+    if (m.tags?.includes('observation')) continue;
     if (policy.allUserTexts || users < policy.latestUserTexts) userText.add(messages[i].seq);
     users += 1;
   }
