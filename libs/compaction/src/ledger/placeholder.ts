@@ -43,11 +43,12 @@ export function keysWithin(ranked: readonly string[], maxChars: number): string 
 export function rankedKeys(all: readonly LedgerEntry[], options: { paths?: boolean } = {}): string[] {
   const entries = all.filter((e) => e.kind !== 'error' && e.kind !== 'constraint' && (options.paths !== false || e.kind !== 'path'));
   const paths = entries.filter((e) => e.kind === 'path').length;
-  const keys = rankEntries(entries.map((e) => (e.kind === 'path' || e.kind === 'identifier' ? { ...e, weight: Math.max(e.weight, 0.5) } : e)))
-    .filter((e) => e.kind !== 'path' || paths <= MAX_PATHS || changed(e))
-    .map(entryText);
-  // A name that a listed dotted name ends with says nothing more (`pixel_array` beside `Dataset.pixel_array`, pydicom-1458__gpt4).
+  const ranked = rankEntries(entries.map((e) => (e.kind === 'path' || e.kind === 'identifier' ? { ...e, weight: Math.max(e.weight, 0.5) } : e))).filter(
+    (e) => e.kind !== 'path' || paths <= MAX_PATHS || changed(e),
+  );
+  // A name that a listed qualified name ends with names the same member and says nothing more (`pixel_array` beside
+  // `Dataset.pixel_array` in pydicom-1458__gpt4's issue text): identifiers only, where a dot qualifies a name.
   const tails = new Set<string>();
-  for (const k of keys) for (let dot = k.indexOf('.'); dot > 0 && dot < k.length - 1; dot = k.indexOf('.', dot + 1)) if (/^\w/.test(k.slice(dot + 1))) tails.add(k.slice(dot + 1));
-  return tails.size === 0 ? keys : keys.filter((k) => !tails.has(k));
+  for (const e of ranked) if (e.kind === 'identifier') for (let dot = e.value.indexOf('.'); dot > 0; dot = e.value.indexOf('.', dot + 1)) tails.add(e.value.slice(dot + 1));
+  return ranked.filter((e) => e.kind !== 'identifier' || !tails.has(e.value)).map(entryText);
 }
