@@ -6,7 +6,8 @@
 // offload placeholders), lowercased and with runs of whitespace collapsed to one space.
 //
 // A check is `{ all?: string[], near?: [a, b, maxChars] }`:
-// - `all`: every term occurs somewhere in the context;
+// - `all`: every term occurs somewhere in the context, each as a whole token (a constraint's
+//   word `turn` is not in `return`, an identifier `subtree_only` not in `test_subtree_only`);
 // - `near`: some occurrence of `a` has an occurrence of `b` at most `maxChars` characters
 //   away, on either side (a setting's name next to its value), each as a whole token: a value
 //   `on` inside `config` is not the value.
@@ -88,9 +89,9 @@ export function contextText({ system, messages }) {
 const WORD = /[A-Za-z0-9_]/;
 /**
  * Where `term` occurs in `text` as a whole token: not inside a longer word (a value `on` is not in `config`, nor
- * `8` in `18`). A term that starts or ends with punctuation is bounded there by itself.
+ * `8` in `18`). A term that starts or ends with punctuation is bounded there by itself. At most `limit` of them.
  */
-function positions(text, term) {
+function positions(text, term, limit = Infinity) {
   const found = [];
   const open = WORD.test(term[0] ?? '');
   const close = WORD.test(term[term.length - 1] ?? '');
@@ -98,9 +99,13 @@ function positions(text, term) {
     if (open && i > 0 && WORD.test(text[i - 1])) continue;
     if (close && WORD.test(text[i + term.length] ?? '')) continue;
     found.push(i);
+    if (found.length >= limit) break;
   }
   return found;
 }
+
+/** Whether `term` occurs in `text` as a whole token. */
+const occurs = (text, term) => positions(text, term, 1).length > 0;
 
 /** `a` and `b` both occur, each as a whole token, with at most `max` characters between them (either order). */
 export function near(text, a, b, max) {
@@ -114,7 +119,7 @@ export function near(text, a, b, max) {
 /** Whether the normalized context text retains the fact. */
 export function isRetained(fact, text) {
   const check = fact.check ?? {};
-  if (Array.isArray(check.all) && !check.all.every((term) => text.includes(normalize(term)))) return false;
+  if (Array.isArray(check.all) && !check.all.every((term) => occurs(text, normalize(term)))) return false;
   if (Array.isArray(check.near)) {
     const [a, b, max = 80] = check.near;
     if (!near(text, a, b, max)) return false;

@@ -138,7 +138,7 @@ export function report(ctx) {
   lines.push(
     `Budgets: **32k window** (reserve 4,000); **25% of session**: the budget is 25% of the session's tokens (reserve 1,000); **summary size**: the budget Claude Code's own summary has, the larger of 3% of the session's tokens and 1,500 tokens (reserve 1,000). Each window is the smallest whose budget reaches the target and is not under the service's budget floor (the larger of 10% of the window and min(2,048, half the window); a session created under it is a 400): with a 1,000-token reserve a 1,500-token budget passes (window ${fmtInt(floorFacts.summary.window)}, budget ${fmtInt(floorFacts.summary.budget)}, floor ${fmtInt(floorFacts.summaryFloor)}), so the summary size needs no larger window; the least budget that passes at all is ${fmtInt(floorFacts.least.budget)} (window ${fmtInt(floorFacts.least.window)}), so a 25% target under it runs at that budget. ${budgetNotes.join('; ')}.`,
     '',
-    'How a fact counts as retained (every check reads all text of the context as sent: system prompt, goal block, checkpoint summaries, messages, tool calls and their arguments, tool results, masked or offloaded placeholders; lowercased, whitespace collapsed):',
+    'How a fact counts as retained (every check reads all text of the context as sent: system prompt, goal block, checkpoint summaries, messages, tool calls and their arguments, tool results, masked or offloaded placeholders; lowercased, whitespace collapsed; every term and value as a whole token, so `turn` is not found in `return`):',
     '',
   );
   const usedCats = new Set(all.flatMap((s) => s.facts.map((f) => f.category)));
